@@ -1,0 +1,259 @@
+"""Opening a gpudb database: the one :func:`connect` every code path uses.
+
+It turns DuckDB's open errors into one-line :class:`GpudbError` messages, applies the
+``schema/NNNN_*.sql`` migrations when the file is writable (refusing a read-only file from an
+older or newer gpudb with a clear message), registers every Python UDF once per database
+instance and re-applies ``schema/views/*.sql``. ``trusted=False`` locks the connection down
+before anything stored in the file can run (DESIGN.md sections 7 and 8).
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import os
+import re
+import socket
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from gpudb import udfs
+from gpudb.resources import resource_dir
+
+DEFAULT_DB = "gpudb.duckdb"
+MEMORY = ":memory:"
+
+_MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
+
+_BOOTSTRAP = """
+CREATE TABLE IF NOT EXISTS gpudb_migration (
+    version        INTEGER PRIMARY KEY,
+    name           TEXT NOT NULL,
+    applied_at     TIMESTAMPTZ NOT NULL,
+    gpudb_version  TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpudb_meta (
+    key    TEXT PRIMARY KEY,
+    value  TEXT
+);
+"""
+
+
+class GpudbError(Exception):
+    """An error with a one-line message meant for the user (the CLI prints it as is)."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+def default_path() -> str:
+    """The database a command uses when none is given: $GPUDB_DB or ./gpudb.duckdb."""
+    return os.environ.get("GPUDB_DB") or DEFAULT_DB
+
+
+def migrations() -> list[Migration]:
+    """The migrations this gpudb ships, in version order."""
+    found = []
+    for path in sorted(resource_dir("schema").glob("*.sql")):
+        match = _MIGRATION_NAME.match(path.name)
+        if not match:
+            raise GpudbError(f"badly named migration {path.name} (want NNNN_description.sql)")
+        found.append(Migration(int(match.group(1)), match.group(2), path.read_text()))
+    versions = [m.version for m in found]
+    if len(set(versions)) != len(versions):
+        raise GpudbError("two migrations share a version number")
+    return found
+
+
+def schema_version() -> int:
+    """The newest schema version this gpudb knows."""
+    return max(m.version for m in migrations())
+
+
+def view_files() -> list[Path]:
+    return sorted(resource_dir("schema").joinpath("views").glob("*.sql"))
+
+
+def _views_digest(files: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _open_error(path: str, exc: duckdb.Error) -> GpudbError:
+    text = str(exc)
+    holder = _LOCK_HOLDER.search(text)
+    if holder:
+        return GpudbError(
+            f"{path} is locked by another process: {holder['exe']} (PID {holder['pid']}); "
+            "wait for it to finish or stop it"
+        )
+    if "not a valid DuckDB database" in text:
+        return GpudbError(f"{path} is not a DuckDB database")
+    if "database does not exist" in text:
+        return GpudbError(f"no database at {path} (create it with `gpudb init`)")
+    first_line = text.splitlines()[0] if text else type(exc).__name__
+    return GpudbError(f"cannot open {path}: {first_line}")
+
+
+def _lock_down(con: duckdb.DuckDBPyConnection) -> None:
+    """Keep an untrusted file's stored views and macros from touching the file system.
+
+    Order matters (DESIGN.md section 7): allowed directories first, then external access off,
+    then the configuration locked so a stored statement cannot switch it back. The only
+    directory allowed is a private temporary one, for DuckDB's own spilling.
+    """
+    spill = tempfile.mkdtemp(prefix="gpudb-untrusted-")
+    con.execute(f"SET temp_directory = '{spill}'")
+    con.execute(f"SET allowed_directories = ['{spill}']")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def _applied(con: duckdb.DuckDBPyConnection) -> list[int] | None:
+    """Migration versions recorded in the file, or None if it has no migrations table."""
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'gpudb_migration' "
+        "AND schema_name = 'main' AND database_name = current_database()"
+    ).fetchone()[0]
+    if not exists:
+        return None
+    return [row[0] for row in
+            con.execute("SELECT version FROM gpudb_migration ORDER BY version").fetchall()]
+
+
+def _meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
+    row = con.execute("SELECT value FROM gpudb_meta WHERE key = ?", [key]).fetchone()
+    return row[0] if row else None
+
+
+def _check_version(path: str, applied: list[int] | None, known: list[Migration],
+                   writer: str | None, read_only: bool) -> list[Migration]:
+    """Migrations still to apply; raises when the file cannot be used by this gpudb."""
+    from gpudb import __version__
+
+    newest = max(m.version for m in known)
+    if applied is None:
+        if read_only:
+            raise GpudbError(f"{path} is not a gpudb database (no gpudb_migration table)")
+        return known
+    unknown = sorted(set(applied) - {m.version for m in known})
+    if unknown:
+        raise GpudbError(
+            f"{path} was written by a newer gpudb ({writer or 'unknown version'}, schema "
+            f"{max(applied)}); this is gpudb {__version__} with schema {newest}: upgrade gpudb"
+        )
+    pending = [m for m in known if m.version not in set(applied)]
+    if pending and read_only:
+        raise GpudbError(
+            f"{path} was written by an older gpudb ({writer or 'unknown version'}, schema "
+            f"{max(applied, default=0)}); this gpudb {__version__} needs schema {newest}: "
+            "open it once without --read-only to migrate it"
+        )
+    return pending
+
+
+def _migrate(con: duckdb.DuckDBPyConnection, pending: list[Migration]) -> None:
+    from gpudb import __version__
+
+    for migration in pending:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(migration.sql)
+            con.execute(
+                "INSERT INTO gpudb_migration VALUES (?, ?, now(), ?)",
+                [migration.version, migration.name, __version__],
+            )
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            con.execute("ROLLBACK")
+            raise GpudbError(f"migration {migration.version:04d}_{migration.name} failed: "
+                             f"{str(exc).splitlines()[0]}") from exc
+
+
+def _apply_views(con: duckdb.DuckDBPyConnection) -> None:
+    files = view_files()
+    digest = _views_digest(files)
+    if _meta(con, "views_sha256") == digest:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for path in files:
+            con.execute(path.read_text())
+        con.execute("INSERT OR REPLACE INTO gpudb_meta VALUES ('views_sha256', ?)", [digest])
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.execute("ROLLBACK")
+        raise GpudbError(f"view definitions failed to apply: {str(exc).splitlines()[0]}") from exc
+
+
+def connect(path: str | os.PathLike | None = None, read_only: bool = False,
+            trusted: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open (creating if needed) a gpudb database and return a DuckDB connection.
+
+    path: file name; None means $GPUDB_DB or ./gpudb.duckdb; ':memory:' an in-memory database.
+    read_only: open without writing; the file must exist and carry this gpudb's schema.
+    trusted: False for files from elsewhere: external access is disabled and the
+        configuration locked before any stored view or macro can run.
+    Raises GpudbError with a one-line message for locks, non-DuckDB files, schema mismatches.
+    """
+    from gpudb import __version__
+
+    target = str(path) if path is not None else default_path()
+    if target != MEMORY and read_only and not Path(target).exists():
+        raise GpudbError(f"no database at {target} (create it with `gpudb init`)")
+    try:
+        con = duckdb.connect(target, read_only=read_only)
+    except duckdb.Error as exc:
+        raise _open_error(target, exc) from None
+    try:
+        if not trusted:
+            _lock_down(con)
+        known = migrations()
+        applied = _applied(con)
+        writer = _meta(con, "gpudb_version") if applied is not None else None
+        pending = _check_version(target, applied, known, writer, read_only)
+        udfs.register(con)
+        if not read_only:
+            con.execute(_BOOTSTRAP)
+            _migrate(con, pending)
+            _apply_views(con)
+            if writer != __version__:
+                con.execute("INSERT OR REPLACE INTO gpudb_meta VALUES ('gpudb_version', ?)",
+                            [__version__])
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def file_info(con: duckdb.DuckDBPyConnection) -> dict:
+    """Schema version, the gpudb that last wrote the file, and this gpudb's versions."""
+    from gpudb import __version__
+
+    applied = _applied(con) or []
+    return {
+        "schema_version": max(applied, default=0),
+        "written_by": _meta(con, "gpudb_version"),
+        "gpudb_version": __version__,
+        "gpudb_schema_version": schema_version(),
+    }
+
+
+def whoami() -> tuple[str, str]:
+    """(user, host) recorded with experiments and ingested files."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return user, socket.gethostname()

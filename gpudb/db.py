@@ -43,6 +43,13 @@ CREATE TABLE IF NOT EXISTS gpudb_meta (
 """
 
 
+def first_row(result: duckdb.DuckDBPyConnection) -> tuple | None:
+    """The first row of an executed statement, reading the result to its end: DuckDB 2.0
+    refuses other work on a connection while a result is partly fetched."""
+    rows = result.fetchall()
+    return rows[0] if rows else None
+
+
 class GpudbError(Exception):
     """An error with a one-line message meant for the user (the CLI prints it as is)."""
 
@@ -122,10 +129,10 @@ def _lock_down(con: duckdb.DuckDBPyConnection) -> None:
 
 def _applied(con: duckdb.DuckDBPyConnection) -> list[int] | None:
     """Migration versions recorded in the file, or None if it has no migrations table."""
-    exists = con.execute(
+    exists = first_row(con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'gpudb_migration' "
         "AND schema_name = 'main' AND database_name = current_database()"
-    ).fetchone()[0]
+    ))[0]
     if not exists:
         return None
     return [row[0] for row in
@@ -133,7 +140,7 @@ def _applied(con: duckdb.DuckDBPyConnection) -> list[int] | None:
 
 
 def _meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
-    row = con.execute("SELECT value FROM gpudb_meta WHERE key = ?", [key]).fetchone()
+    row = first_row(con.execute("SELECT value FROM gpudb_meta WHERE key = ?", [key]))
     return row[0] if row else None
 
 
@@ -217,6 +224,8 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False,
     except duckdb.Error as exc:
         raise _open_error(target, exc) from None
     try:
+        # gpudb commands draw their own progress bars; DuckDB's would garble their output.
+        con.execute("SET enable_progress_bar = false")
         if not trusted:
             _lock_down(con)
         known = migrations()

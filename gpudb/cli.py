@@ -1,0 +1,326 @@
+"""The `gpudb` command line: one click group; commands open the database, call the library
+and print through :func:`output_rows`. Errors are one line and a non-zero exit."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import click
+import duckdb
+
+from gpudb import db
+from gpudb.db import GpudbError
+from gpudb.output import FORMATS, format_rows
+
+
+class Context:
+    def __init__(self, path: str, read_only: bool):
+        self.path = path
+        self.read_only = read_only
+
+    def connect(self, read_only: bool | None = None) -> duckdb.DuckDBPyConnection:
+        return db.connect(self.path, read_only=self.read_only if read_only is None else read_only)
+
+
+def friendly_errors(command):
+    """Turn gpudb and DuckDB errors into one-line click errors (exit code 1)."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except GpudbError as exc:
+            raise click.ClickException(str(exc)) from None
+        except duckdb.Error as exc:
+            raise click.ClickException(str(exc).splitlines()[0]) from None
+    return wrapper
+
+
+def output_options(command):
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
+                        show_default=True, help="Output format.")(command)
+
+
+def param_option(command):
+    return click.option("-p", "--param", "params", nargs=2, multiple=True,
+                        metavar="NAME VALUE", help="Query parameter (repeatable).")(command)
+
+
+def output_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
+    click.echo(format_rows(columns, rows, fmt), nl=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", "db_path", envvar="GPUDB_DB", default=db.DEFAULT_DB, show_default=True,
+              type=click.Path(dir_okay=False), help="Database file (env GPUDB_DB).")
+@click.option("--read-only", is_flag=True, help="Open the database without writing.")
+@click.version_option(package_name="gpudb")
+@click.pass_context
+def cli(ctx, db_path, read_only):
+    """gpudb: an experiment database for GPU DVFS research.
+
+    Keeps simulated and measured runs of GPU kernels at many core/memory frequency settings
+    in one DuckDB file, with performance predictors as SQL functions and stored queries.
+
+    Example:
+
+        gpudb --db lab.duckdb init && gpudb --db lab.duckdb info
+    """
+    ctx.obj = Context(db_path, read_only)
+
+
+@cli.command()
+@click.pass_obj
+@friendly_errors
+def init(obj: Context):
+    """Create the database file (or migrate an older one) and print its schema version.
+
+    Example:
+
+        gpudb --db lab.duckdb init
+    """
+    if obj.read_only:
+        raise GpudbError("init writes the database; drop --read-only")
+    con = obj.connect()
+    try:
+        info = db.file_info(con)
+    finally:
+        con.close()
+    click.echo(f"{obj.path}: gpudb database, schema version {info['schema_version']}")
+
+
+@cli.command()
+@output_options
+@click.pass_obj
+@friendly_errors
+def info(obj: Context, fmt):
+    """Schema and gpudb versions, rows per table, and the experiments in the database.
+
+    Example:
+
+        gpudb --db lab.duckdb info --format json
+    """
+    con = obj.connect(read_only=True)
+    try:
+        meta = db.file_info(con)
+        from gpudb.transfer import TABLES
+        counts = [(t, db.first_row(con.execute(f"SELECT count(*) FROM {t}"))[0])
+                  for t in TABLES]
+        result = con.execute(
+            "SELECT e.name AS experiment, count(r.run_id) AS runs, "
+            "count(DISTINCT r.kernel_id) AS kernels, string_agg(DISTINCT r.gpu_id, ', ') AS gpus, "
+            "min(r.source) AS source, CAST(e.created_at AS DATE) AS created "
+            "FROM experiment AS e LEFT JOIN run AS r USING (experiment_id) "
+            "GROUP BY e.name, e.created_at ORDER BY e.created_at, e.name")
+        experiments = result.fetchall()
+        exp_columns = [d[0] for d in result.description]
+    finally:
+        con.close()
+    if fmt == "table":
+        click.echo(f"database:      {obj.path}")
+        click.echo(f"schema:        version {meta['schema_version']} "
+                   f"(this gpudb: {meta['gpudb_schema_version']})")
+        click.echo(f"written by:    gpudb {meta['written_by']} (this: {meta['gpudb_version']})")
+        click.echo("")
+        output_rows(["table", "rows"], counts, fmt)
+        click.echo("")
+        output_rows(exp_columns, experiments, fmt)
+    else:
+        rows = [("schema_version", meta["schema_version"]), ("written_by", meta["written_by"]),
+                ("gpudb_version", meta["gpudb_version"])]
+        rows += [(f"rows.{t}", n) for t, n in counts]
+        rows += [(f"experiment.{e[0]}.runs", e[1]) for e in experiments]
+        output_rows(["key", "value"], rows, fmt)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--mapping", "mapping_path", required=True, type=click.Path(dir_okay=False),
+              help="TOML mapping of the files' columns (see fixtures/mappings/).")
+@click.option("--experiment", help="Experiment the runs join (default: the mapping's, "
+                                   "else the first file's name).")
+@click.pass_obj
+@friendly_errors
+def ingest(obj: Context, files, mapping_path, experiment):
+    """Load measured CSV/Parquet files as whole-run runs and metrics (all files or nothing).
+
+    Every file is validated first; a bad cell stops the whole call with its file, row and
+    column, and nothing is written. Files already ingested are skipped.
+
+    Example:
+
+        gpudb ingest ../shared/data/real/v100-dvfs-real-profile.csv \\
+            --mapping fixtures/mappings/v100-profile.toml
+    """
+    from gpudb.ingest import ingest as ingest_files
+    from gpudb.mapping import load_mapping
+
+    mapping = load_mapping(mapping_path)
+    con = obj.connect()
+    try:
+        with click.progressbar(length=len(files), label="validating", file=sys.stderr,
+                               hidden=len(files) < 2) as bar:
+            reports = ingest_files(con, list(files), mapping, experiment,
+                                   progress=lambda _name: bar.update(1))
+    finally:
+        con.close()
+    for r in reports:
+        if r.skipped_reason:
+            click.echo(f"{r.file}: {r.skipped_reason}; nothing added")
+        else:
+            click.echo(f"{r.file}: {r.rows} rows, {r.runs_added} runs added, "
+                       f"{r.runs_present} already present, {r.metrics_added} metric values")
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--list", "list_queries", is_flag=True, help="List the stored queries.")
+@param_option
+@output_options
+@click.pass_obj
+@friendly_errors
+def query(obj: Context, name, list_queries, params, fmt):
+    """Run a stored query from queries/ by name, or list them.
+
+    Example:
+
+        gpudb query best_setting -p gpu_id v100 --format csv
+    """
+    from gpudb.queries import run_query, stored_queries
+
+    if list_queries or not name:
+        rows = [(q.name, ", ".join(q.params), q.description)
+                for q in stored_queries().values()]
+        output_rows(["query", "parameters", "description"], rows, fmt)
+        return
+    con = obj.connect(read_only=True)
+    try:
+        columns, rows = run_query(con, name, dict(params))
+    finally:
+        con.close()
+    output_rows(columns, rows, fmt)
+
+
+@cli.command()
+@click.argument("statement", required=False)
+@output_options
+@click.pass_obj
+@friendly_errors
+def sql(obj: Context, statement, fmt):
+    """Run ad hoc SQL (argument, or standard input) with gpudb's SQL functions available.
+
+    Several statements separated by ';' run in order; the last one's rows are printed.
+
+    Example:
+
+        gpudb sql "SELECT kernel_id, min(time_ns) FROM run GROUP BY ALL"
+        echo "SELECT predict_linear(31, 20, 2, 1)" | gpudb sql
+    """
+    if statement is None or statement == "-":
+        statement = sys.stdin.read()
+    if not statement.strip():
+        raise GpudbError("no SQL given (pass it as an argument or on standard input)")
+    con = obj.connect()
+    try:
+        try:
+            result = con.execute(statement)
+            columns = [d[0] for d in result.description] if result.description else []
+            rows = result.fetchall() if columns else []
+        except duckdb.Error as exc:
+            raise GpudbError(f"SQL error: {str(exc).splitlines()[0]}") from None
+    finally:
+        con.close()
+    if columns:
+        output_rows(columns, rows, fmt)
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.pass_obj
+@friendly_errors
+def export(obj: Context, directory):
+    """Write every table to DIRECTORY/<table>.parquet (a new directory).
+
+    Example:
+
+        gpudb --db lab.duckdb export lab-parquet/
+    """
+    from gpudb.transfer import export as export_tables
+
+    con = obj.connect(read_only=True)
+    try:
+        counts = export_tables(con, directory)
+    finally:
+        con.close()
+    total = sum(counts.values())
+    click.echo(f"exported {len(counts)} tables ({total} rows) to {directory}")
+
+
+@cli.command()
+@click.argument("source", type=click.Path())
+@click.pass_obj
+@friendly_errors
+def merge(obj: Context, source):
+    """Bring in the runs of another .duckdb file or Parquet export that this one lacks.
+
+    Runs are matched by run_id (a content hash): merging twice adds nothing. The other file
+    is opened read-only with external access disabled, so its stored views cannot touch files.
+
+    Example:
+
+        gpudb --db mine.duckdb merge teammate.duckdb
+    """
+    from gpudb.transfer import merge as merge_runs
+
+    if Path(source).resolve() == Path(obj.path).resolve():
+        raise GpudbError("cannot merge a database into itself")
+    if obj.read_only:
+        raise GpudbError("merge writes the database; drop --read-only")
+    con = obj.connect()
+    try:
+        report = merge_runs(con, source)
+    finally:
+        con.close()
+    others = ", ".join(f"{n} {t}" for t, n in report.rows_added.items() if t != "run" and n)
+    click.echo(f"merged {source}: {report.runs_added} runs added, {report.runs_skipped} "
+               f"already present" + (f"; also {others}" if others else ""))
+
+
+@cli.group()
+def bench():
+    """Benchmarks that print a figure next to a reference measured in the same run.
+
+    Example:
+
+        gpudb bench ingest --rows 1000000
+    """
+
+
+@bench.command("ingest")
+@click.option("--rows", default=1_000_000, show_default=True, type=click.IntRange(1),
+              help="Synthetic run rows.")
+@click.option("--metrics", default=4, show_default=True, type=click.IntRange(0),
+              help="Metric columns per row.")
+@friendly_errors
+def bench_ingest(rows, metrics):
+    """Ingest speed (rows/s) against DuckDB's own INSERT ... SELECT from Arrow, as a ratio.
+
+    Uses a temporary file and synthetic rows; nothing touches --db.
+
+    Example:
+
+        gpudb bench ingest --rows 200000
+    """
+    from gpudb.bench import bench_ingest as run_bench
+
+    for line in run_bench(rows, metrics).lines():
+        click.echo(line)
+
+
+def main() -> None:
+    cli(prog_name="gpudb")
+
+
+if __name__ == "__main__":
+    main()

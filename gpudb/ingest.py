@@ -1,0 +1,426 @@
+"""Ingest of measured data: CSV/Parquet files + a mapping -> whole-run `run` and `metric` rows.
+
+Every file is read and validated before anything is written (required columns present,
+numbers parse and are finite, times and frequencies positive, no kernel measured twice at one
+setting); the first problem raises :class:`IngestError` naming file, row and column. All files
+of one call are then written in one transaction: all or nothing.
+
+Identity and idempotence:
+- a file already ingested (same SHA-256) is skipped and reported;
+- ``run_id`` is the MD5 of the measurement itself (source, GPU, kernel, policy, core/mem MHz,
+  SM count, time, and power or energy as measured; numbers to 12 significant digits), so the same measurement arriving
+  in two files (e.g. the profile and PTX exports of one V100 campaign, whose power readings
+  differ in the last float digit) is one run, which gains the metrics of both.
+
+Validation and conversion run as SQL over the file's Arrow table registered in DuckDB, so
+they are column-at-a-time and keep pace with DuckDB's own bulk insert (`gpudb bench ingest`).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+
+from gpudb.db import GpudbError, first_row, whoami
+from gpudb.mapping import Mapping
+
+ROW = "_gpudb_row"
+
+
+class IngestError(GpudbError):
+    """Bad input file; the message names file, row and column. Nothing was written."""
+
+
+def q(name: str) -> str:
+    """Quote an SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def sql_str(text: str) -> str:
+    """Quote an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def experiment_id(name: str) -> str:
+    """Experiment key: first 16 hex digits of SHA-256 of its name, equal in every file, so
+    merging two databases maps experiments by name."""
+    return hashlib.sha256(name.encode()).hexdigest()[:16]
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class FileReport:
+    file: str
+    rows: int = 0
+    runs_added: int = 0
+    runs_present: int = 0
+    metrics_added: int = 0
+    skipped_reason: str | None = None
+    ignored_text_columns: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Staged:
+    path: Path
+    sha256: str
+    table: pa.Table
+    metric_columns: list[str]
+    text_columns: list[str]
+
+
+def read_file(path: Path) -> pa.Table:
+    """A CSV (every column as text, empty cells NULL) or Parquet file as an Arrow table."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            return pq.read_table(path)
+        with open(path, "rb") as handle:
+            header = handle.readline().decode("utf-8-sig").rstrip("\r\n")
+        names = next(csv.reader([header]), []) if header else []
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise IngestError(f"{path}: column {dup!r} appears twice in the header")
+        return pa_csv.read_csv(path, convert_options=pa_csv.ConvertOptions(
+            column_types={name: pa.string() for name in names}, strings_can_be_null=True))
+    except IngestError:
+        raise
+    except FileNotFoundError:
+        raise IngestError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, csv.Error, pa.ArrowException) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise IngestError(f"{path}: cannot read as {'Parquet' if suffix == '.parquet' else 'CSV'}:"
+                          f" {detail}") from None
+
+
+def _where(path: Path, row: int, column: str) -> str:
+    line = f" (line {row + 1})" if path.suffix.lower() != ".parquet" else ""
+    return f"{path}: row {row}{line}, column {column!r}"
+
+
+def _bad_number(column: str) -> str:
+    value = f"TRY_CAST({q(column)} AS DOUBLE)"
+    return f"({q(column)} IS NOT NULL AND ({value} IS NULL OR NOT isfinite({value})))"
+
+
+def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: str) -> _Staged:
+    """Read and validate one file; register it as `view` with a 1-based row column."""
+    table = read_file(path)
+    if table.num_rows == 0:
+        raise IngestError(f"{path}: no data rows")
+    if ROW in table.column_names:
+        raise IngestError(f"{path}: column name {ROW!r} is reserved")
+    missing = [c for c in sorted(mapping.mapped_columns()) if c not in table.column_names]
+    if missing:
+        raise IngestError(f"{path}: column {missing[0]!r} named in {mapping.path} is missing "
+                          f"(file has {', '.join(repr(c) for c in table.column_names)})")
+    table = table.append_column(ROW, pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64)))
+    con.register(view, table)
+
+    numeric = [m.column for m in (mapping.core_mhz, mapping.mem_mhz, mapping.time,
+                                  mapping.power, mapping.energy, mapping.n_sm) if m is not None]
+    typed = {f.name for f in table.schema if _is_number_type(f)}
+    required = mapping.kernel + tuple(numeric)
+    # One scan finds the first empty cell of every required column.
+    empty = first_row(con.execute("SELECT " + ", ".join(
+        f"min({ROW}) FILTER (WHERE {q(c)} IS NULL"
+        + ("" if c in typed else f" OR trim({q(c)}::VARCHAR) = ''") + ")" for c in required)
+        + f" FROM {view}"))
+    for column, row in zip(required, empty):
+        if row is not None:
+            raise IngestError(f"{_where(path, row, column)} is empty")
+
+    # Every candidate metric column: numeric in Parquet, or text that parses everywhere.
+    candidates = [c for c in table.column_names if c != ROW and c not in mapping.mapped_columns()
+                  and c not in mapping.ignore and c not in mapping.text]
+    to_check = numeric + candidates
+    counts = first_row(con.execute("SELECT " + ", ".join(
+        f"count(*) FILTER (WHERE {_bad_number(c)}), count({q(c)})" for c in to_check)
+        + f" FROM {view}"))
+    metric_columns, text_columns = [], []
+    for i, column in enumerate(to_check):
+        bad, present = counts[2 * i], counts[2 * i + 1]
+        is_required = i < len(numeric)
+        if not is_required and (present == 0 or (bad == present and column not in typed)):
+            text_columns.append(column)  # wholly non-numeric (or empty): not a metric
+            continue
+        if bad:
+            row, value = first_row(con.execute(f"SELECT {ROW}, {q(column)}::VARCHAR FROM {view} WHERE "
+                                     f"{_bad_number(column)} ORDER BY {ROW} LIMIT 1"))
+            raise IngestError(f"{_where(path, row, column)}: {value!r} is not a finite number")
+        if not is_required:
+            metric_columns.append(column)
+
+    positive = [mapping.core_mhz, mapping.mem_mhz, mapping.time]
+    if mapping.n_sm is not None:
+        positive.append(mapping.n_sm)
+    checks = [(m.column, "> 0", "must be positive") for m in positive]
+    checks += [(m.column, ">= 0", "must not be negative")
+               for m in (mapping.power, mapping.energy) if m is not None]
+    first_bad = first_row(con.execute("SELECT " + ", ".join(
+        f"min({ROW}) FILTER (WHERE NOT (TRY_CAST({q(c)} AS DOUBLE) {test}))"
+        for c, test, _ in checks) + f" FROM {view}"))
+    for (column, _, message), row in zip(checks, first_bad):
+        if row is not None:
+            value = first_row(con.execute(
+                f"SELECT {q(column)}::VARCHAR FROM {view} WHERE {ROW} = ?", [row]))[0]
+            raise IngestError(f"{_where(path, row, column)}: {value!r} {message}")
+    if mapping.n_sm is not None:
+        hit = first_row(con.execute(f"SELECT {ROW}, {q(mapping.n_sm.column)}::VARCHAR FROM {view} WHERE "
+                          f"TRY_CAST({q(mapping.n_sm.column)} AS DOUBLE) % 1 <> 0 LIMIT 1"
+                          ))
+        if hit:
+            raise IngestError(f"{_where(path, hit[0], mapping.n_sm.column)}: {hit[1]!r} "
+                              "is not a whole number of SMs")
+
+    key = f"{_kernel_expr(mapping)}, {_num(mapping.core_mhz)}, {_num(mapping.mem_mhz)}"
+    if mapping.n_sm is not None:
+        key += f", {_num(mapping.n_sm)}"
+    dup = first_row(con.execute(
+        f"SELECT min({ROW}), max({ROW}), any_value({_kernel_expr(mapping)}) FROM {view} "
+        f"GROUP BY {key} HAVING count(*) > 1 ORDER BY 1 LIMIT 1"))
+    if dup:
+        raise IngestError(f"{path}: rows {dup[0]} and {dup[1]} both measure kernel {dup[2]!r} "
+                          f"at the same setting (columns {', '.join(mapping.kernel)}, "
+                          f"{mapping.core_mhz.column}, {mapping.mem_mhz.column})")
+    return _Staged(path, "", table, metric_columns, text_columns)
+
+
+def _num(measure) -> str:
+    return f"(TRY_CAST({q(measure.column)} AS DOUBLE) * {measure.factor!r})"
+
+
+def _kernel_expr(mapping: Mapping) -> str:
+    parts = ", ".join(f"trim({q(c)}::VARCHAR)" for c in mapping.kernel)
+    return f"concat_ws(':', {parts})"
+
+
+def _g(column: str) -> str:
+    """A number as 12 significant digits: the same measurement exported twice with different
+    float formatting (1 ulp apart) must hash to the same run_id."""
+    return f"format('{{:.12g}}', {column})"
+
+
+def _run_select(mapping: Mapping, view: str, exp_id: str, sha: str, created: str) -> str:
+    """SQL turning a staged file into `run` rows (plus the row number)."""
+    gpu_id = sql_str(str(mapping.gpu["gpu_id"]))
+    kernel_id = f"{sql_str(mapping.suite + '/')} || {_kernel_expr(mapping)}"
+    n_sm = (f"CAST({_num(mapping.n_sm)} AS INTEGER)" if mapping.n_sm is not None
+            else str(int(mapping.gpu["n_sm"])))
+    time_ns = _num(mapping.time)
+    energy = (_num(mapping.energy) if mapping.energy is not None
+              else f"({_num(mapping.power)} * {time_ns} * 1e-9)")
+    # The hash takes the power or energy as measured, not the derived energy: a product of
+    # two rounded numbers can fall either side of a rounding boundary.
+    measured = _num(mapping.energy if mapping.energy is not None else mapping.power)
+    return f"""
+        SELECT md5(concat_ws('|', source, gpu_id, kernel_id, policy, {_g('core_mhz')},
+                             {_g('mem_mhz')}, n_sm, {_g('time_ns')}, {_g('_measured')})) AS run_id, *
+        FROM (
+            SELECT {ROW} AS _row,
+                   {sql_str(exp_id)} AS experiment_id,
+                   {sql_str(mapping.source)} AS source,
+                   {kernel_id} AS kernel_id,
+                   {gpu_id} AS gpu_id,
+                   {sql_str(mapping.policy)} AS policy,
+                   {_num(mapping.core_mhz)} AS core_mhz,
+                   {_num(mapping.mem_mhz)} AS mem_mhz,
+                   {n_sm} AS n_sm,
+                   CAST(NULL AS INTEGER) AS ctas_per_sm,
+                   CAST(NULL AS BIGINT) AS interval_instructions,
+                   CAST(NULL AS BIGINT) AS seed,
+                   {time_ns} AS time_ns,
+                   {energy} AS energy_j,
+                   {measured} AS _measured,
+                   CAST(NULL AS BIGINT) AS instructions,
+                   CAST({sql_str(created)} AS TIMESTAMPTZ) AS created_at,
+                   {sql_str(sha)} AS input_hash
+            FROM {view}
+        )"""
+
+
+RUN_COLUMNS = ("run_id", "experiment_id", "source", "kernel_id", "gpu_id", "policy", "core_mhz",
+               "mem_mhz", "n_sm", "ctas_per_sm", "interval_instructions", "seed", "time_ns",
+               "energy_j", "instructions", "created_at", "input_hash")
+
+
+def _ensure_reference_rows(con, mapping: Mapping, exp_id: str, exp_name: str, now: str) -> None:
+    """GPU, P-state, kernel and experiment rows the new runs refer to (insert if missing)."""
+    from gpudb import __version__
+
+    gpu = mapping.gpu
+    con.execute(
+        "INSERT INTO gpu (gpu_id, name, n_sm, max_warps_per_sm, max_ctas_per_sm, "
+        "nominal_core_mhz, nominal_mem_mhz, config) SELECT ?, ?, ?, ?, ?, ?, ?, NULL "
+        "WHERE NOT EXISTS (SELECT 1 FROM gpu WHERE gpu_id = ?)",
+        [gpu["gpu_id"], gpu["name"], gpu["n_sm"], gpu.get("max_warps_per_sm"),
+         gpu.get("max_ctas_per_sm"), gpu.get("nominal_core_mhz"), gpu.get("nominal_mem_mhz"),
+         gpu["gpu_id"]])
+    user, host = whoami()
+    con.execute(
+        "INSERT INTO experiment SELECT ?, ?, ?, CAST(? AS TIMESTAMPTZ), ?, ?, ? "
+        "WHERE NOT EXISTS (SELECT 1 FROM experiment WHERE experiment_id = ?)",
+        [exp_id, exp_name, mapping.description or f"measured data ingested with {mapping.path.name}",
+         now, user, host,
+         __version__, exp_id])
+
+
+def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Mapping,
+           experiment: str | None = None,
+           progress: Callable[[str], None] | None = None) -> list[FileReport]:
+    """Validate every file, then write them all in one transaction (or nothing).
+
+    experiment: name of the experiment the runs join (default: the mapping's [run] experiment,
+    else the first file's stem). progress: called with each file name as it is staged.
+    Returns one report per file; files already ingested come back with `skipped_reason`.
+    """
+    from gpudb import __version__
+
+    paths = [Path(f) for f in files]
+    exp_name = experiment or mapping.experiment or paths[0].stem
+    exp_id = experiment_id(exp_name)
+    now = first_row(con.execute("SELECT CAST(now() AS VARCHAR)"))[0]
+    reports: list[FileReport] = []
+    staged: list[tuple[FileReport, _Staged, str]] = []
+    seen: set[str] = set()
+    try:
+        for i, path in enumerate(paths):
+            if progress:
+                progress(str(path))
+            report = FileReport(str(path))
+            reports.append(report)
+            if not path.is_file():
+                raise IngestError(f"{path}: no such file")
+            sha = file_sha256(path)
+            before = first_row(con.execute("SELECT CAST(ingested_at AS DATE) FROM ingest_file "
+                                 "WHERE file_sha256 = ?", [sha]))
+            if before or sha in seen:
+                report.skipped_reason = (f"already ingested on {before[0]}" if before
+                                         else "same content as an earlier file of this call")
+                continue
+            seen.add(sha)
+            view = f"_gpudb_ingest_{i}"
+            stage = _stage(con, path, mapping, view)
+            stage.sha256 = sha
+            report.rows = stage.table.num_rows
+            report.ignored_text_columns = [c for c in stage.text_columns]
+            staged.append((report, stage, view))
+        if not staged:
+            return reports
+        _write(con, mapping, staged, exp_id, exp_name, now, __version__)
+    finally:
+        for i in range(len(paths)):
+            con.unregister(f"_gpudb_ingest_{i}")
+    return reports
+
+
+def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str) -> pa.Table:
+    """Long-format (run_id, _new, name, value) rows of a staged file's metric columns.
+
+    Built column-wise in Arrow rather than with SQL UNPIVOT: it costs about a fifth as much at
+    a million rows, and the insert then reads Arrow like DuckDB's own bulk path.
+    """
+    ids = con.sql(f"SELECT run_id, _new FROM _gpudb_new_runs ORDER BY _row").to_arrow_table()
+    text = [c for c in stage.metric_columns if not _is_number_type(stage.table.schema.field(c))]
+    parsed = (con.sql("SELECT " + ", ".join(f"CAST({q(c)} AS DOUBLE) AS {q(c)}" for c in text)
+                      + f" FROM {view} ORDER BY {ROW}").to_arrow_table() if text else None)
+    values = [(parsed.column(c) if c in text else stage.table.column(c)).cast(pa.float64())
+              for c in stage.metric_columns]
+    rows, count = stage.table.num_rows, len(stage.metric_columns)
+    names = pa.DictionaryArray.from_arrays(
+        pa.array(np.repeat(np.arange(count, dtype=np.int32), rows)),
+        pa.array([mapping.metric_name(c) for c in stage.metric_columns])).cast(pa.string())
+    return pa.table({
+        "run_id": pa.chunked_array(ids.column("run_id").chunks * count),
+        "_new": pa.chunked_array(ids.column("_new").chunks * count),
+        "name": names,
+        "value": pa.chunked_array([chunk for v in values for chunk in v.chunks]),
+    })
+
+
+def _is_number_type(field: pa.Field) -> bool:
+    return (pa.types.is_integer(field.type) or pa.types.is_floating(field.type)
+            or pa.types.is_decimal(field.type))
+
+
+def _write_metrics(con, mapping: Mapping, stage: _Staged, view: str, some_present: bool) -> int:
+    """Insert a staged file's metrics; returns the number of metric rows added."""
+    rows = _metric_rows(con, mapping, stage, view)
+    rows = rows.filter(pc.is_valid(rows.column("value")))
+    is_new = rows.column("_new")
+    con.register("_gpudb_metrics", rows.filter(is_new).drop_columns(["_new"]))
+    try:
+        added = first_row(con.execute(
+            "INSERT INTO metric (run_id, idx, name, value) "
+            "SELECT run_id, NULL, name, value FROM _gpudb_metrics"))[0]
+    finally:
+        con.unregister("_gpudb_metrics")
+    if some_present:
+        con.register("_gpudb_metrics", rows.filter(pc.invert(is_new)))
+        try:
+            added += first_row(con.execute(
+                "INSERT INTO metric (run_id, idx, name, value) SELECT m.run_id, NULL, m.name, "
+                "m.value FROM _gpudb_metrics AS m WHERE NOT EXISTS (SELECT 1 FROM metric AS e "
+                "WHERE e.run_id = m.run_id AND e.idx IS NULL AND e.name = m.name)"))[0]
+        finally:
+            con.unregister("_gpudb_metrics")
+    return added
+
+
+def _write(con, mapping, staged, exp_id, exp_name, now, version) -> None:
+    user, host = whoami()
+    con.execute("BEGIN TRANSACTION")
+    try:
+        _ensure_reference_rows(con, mapping, exp_id, exp_name, now)
+        for report, stage, view in staged:
+            # _new marks runs the database lacks: they are inserted with all their metrics
+            # unchecked; runs already present only gain metrics they do not have yet.
+            con.execute("CREATE OR REPLACE TEMP TABLE _gpudb_new_runs AS SELECT *, run_id NOT IN "
+                        "(SELECT run_id FROM run) AS _new FROM ("
+                        + _run_select(mapping, view, exp_id, stage.sha256, now) + ")")
+            con.execute(
+                "INSERT INTO kernel (kernel_id, name, suite, category, description, spec) "
+                "SELECT DISTINCT kernel_id, substr(kernel_id, length(?) + 2), ?, NULL, "
+                "'measured kernel', NULL FROM _gpudb_new_runs "
+                "WHERE kernel_id NOT IN (SELECT kernel_id FROM kernel)",
+                [mapping.suite, mapping.suite])
+            con.execute(
+                "INSERT INTO pstate SELECT gpu_id, domain, freq_mhz, NULL FROM ("
+                "SELECT DISTINCT gpu_id, 'core' AS domain, core_mhz AS freq_mhz FROM "
+                "_gpudb_new_runs UNION SELECT DISTINCT gpu_id, 'mem', mem_mhz FROM "
+                "_gpudb_new_runs) AS f WHERE NOT EXISTS (SELECT 1 FROM pstate AS p WHERE "
+                "p.gpu_id = f.gpu_id AND p.domain = f.domain AND p.freq_mhz = f.freq_mhz)")
+            added = first_row(con.execute(
+                f"INSERT INTO run SELECT {', '.join(RUN_COLUMNS)} FROM _gpudb_new_runs "
+                "WHERE _new"))[0]
+            report.runs_added = added
+            report.runs_present = report.rows - added
+            if stage.metric_columns:
+                report.metrics_added = _write_metrics(con, mapping, stage, view,
+                                                      report.runs_present > 0)
+            con.execute(
+                "INSERT INTO ingest_file VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "CAST(? AS TIMESTAMPTZ), ?)",
+                [stage.sha256, stage.path.name, mapping.sha256, exp_id, report.rows,
+                 report.runs_added, report.metrics_added, user, host, now, version])
+        con.execute("DROP TABLE IF EXISTS _gpudb_new_runs")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise

@@ -1,0 +1,80 @@
+"""Stored queries: one SQL file per query in queries/, the file name is the query's name.
+
+A file starts with a ``/* description */`` comment and uses ``:name`` parameters. Every
+parameter is optional: one not given is NULL, and the query decides what NULL means (e.g.
+"all GPUs"). Values arrive as text from the command line; queries cast them explicitly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from gpudb.db import GpudbError
+from gpudb.resources import resource_dir
+
+# A :name parameter, not a '::type' cast and not inside a string literal or comment
+# (those alternatives are matched first and kept as they are).
+_TOKENS = re.compile(r"""('(?:[^']|'')*')|(--[^\n]*)|(/\*.*?\*/)|(::)|:([A-Za-z_][A-Za-z0-9_]*)""",
+                     re.S)
+_DESCRIPTION = re.compile(r"^\s*/\*(.*?)\*/", re.S)
+
+
+@dataclass(frozen=True)
+class StoredQuery:
+    name: str
+    path: Path
+    sql: str
+    description: str
+    params: tuple[str, ...]
+
+    def bind(self, values: dict[str, str | None]) -> tuple[str, dict[str, str | None]]:
+        """SQL with $name placeholders, and a value (or NULL) for every parameter."""
+        unknown = sorted(set(values) - set(self.params))
+        if unknown:
+            accepted = ", ".join(self.params) or "none"
+            raise GpudbError(f"query {self.name} has no parameter {unknown[0]!r} "
+                             f"(parameters: {accepted})")
+
+        def swap(match: re.Match) -> str:
+            return f"${match.group(5)}" if match.group(5) else match.group(0)
+
+        return _TOKENS.sub(swap, self.sql), {p: values.get(p) for p in self.params}
+
+
+def _parse(path: Path) -> StoredQuery:
+    sql = path.read_text()
+    described = _DESCRIPTION.match(sql)
+    description = " ".join(described.group(1).split()) if described else ""
+    params: list[str] = []
+    for match in _TOKENS.finditer(sql):
+        if match.group(5) and match.group(5) not in params:
+            params.append(match.group(5))
+    return StoredQuery(path.stem, path, sql, description, tuple(params))
+
+
+def stored_queries() -> dict[str, StoredQuery]:
+    """Every stored query, by name."""
+    return {p.stem: _parse(p) for p in sorted(resource_dir("queries").glob("*.sql"))}
+
+
+def get_query(name: str) -> StoredQuery:
+    queries = stored_queries()
+    if name not in queries:
+        raise GpudbError(f"no stored query {name!r} (see `gpudb query --list`)")
+    return queries[name]
+
+
+def run_query(con: duckdb.DuckDBPyConnection, name: str,
+              values: dict[str, str | None] | None = None) -> tuple[list[str], list[tuple]]:
+    """Run a stored query; returns (column names, rows)."""
+    sql, params = get_query(name).bind(values or {})
+    try:
+        result = con.execute(sql, params)
+        rows = result.fetchall()
+    except duckdb.Error as exc:
+        raise GpudbError(f"query {name} failed: {str(exc).splitlines()[0]}") from None
+    return [d[0] for d in result.description], rows

@@ -1,0 +1,148 @@
+"""Moving runs between databases: Parquet export, and merge from another .duckdb file or export.
+
+A merge source is opened read-only with ``trusted=False`` (external access off, configuration
+locked) because a teammate's file may hold views or macros that read or write files. Runs are
+matched by ``run_id`` (a content hash), so merging the same source twice adds nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from gpudb.db import GpudbError, connect, first_row, schema_version
+
+# Tables in dependency order: referenced rows first.
+TABLES = ("gpu", "pstate", "kernel", "experiment", "ingest_file", "run", "interval", "metric")
+META_TABLES = ("gpudb_migration", "gpudb_meta")
+
+# Key columns of each table: a source row whose key is already present is not copied.
+_KEYS = {
+    "gpu": ("gpu_id",),
+    "pstate": ("gpu_id", "domain", "freq_mhz"),
+    "kernel": ("kernel_id",),
+    "experiment": ("experiment_id",),
+    "ingest_file": ("file_sha256",),
+    "run": ("run_id",),
+    "interval": ("run_id", "idx"),
+    "metric": ("run_id", "idx", "name"),
+}
+
+
+def export(con: duckdb.DuckDBPyConnection, directory: str | Path) -> dict[str, int]:
+    """Write every table to DIRECTORY/<table>.parquet; returns rows per table.
+
+    The directory must not exist yet; files are written to a temporary sibling first and
+    renamed at the end, so a failed export leaves nothing behind.
+    """
+    target = Path(directory)
+    if target.exists():
+        raise GpudbError(f"{target} already exists; export into a new directory")
+    parent = target.resolve().parent
+    if not parent.is_dir():
+        raise GpudbError(f"{parent} is not a directory")
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=parent))
+    counts = {}
+    try:
+        for table in TABLES + META_TABLES:
+            path = staging / f"{table}.parquet"
+            con.execute(f"COPY (SELECT * FROM {table}) TO '{path}' (FORMAT parquet)")
+            counts[table] = first_row(con.execute(f"SELECT count(*) FROM {table}"))[0]
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return counts
+
+
+@dataclass
+class MergeReport:
+    source: str
+    runs_added: int = 0
+    runs_skipped: int = 0
+    rows_added: dict[str, int] = field(default_factory=dict)
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    return [r[0] for r in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' "
+        "AND database_name = current_database() ORDER BY column_index", [table]).fetchall()]
+
+
+def _read_source(source: Path) -> dict[str, pa.Table]:
+    """The source's tables as Arrow tables (a locked-down database, or a Parquet export)."""
+    if source.is_dir():
+        missing = [t for t in ("run", "gpudb_migration") if not (source / f"{t}.parquet").exists()]
+        if missing:
+            raise GpudbError(f"{source} is not a gpudb export (no {missing[0]}.parquet)")
+        try:
+            versions = pq.read_table(source / "gpudb_migration.parquet").column("version")
+            newest = max(versions.to_pylist(), default=0)
+            if newest > schema_version():
+                raise GpudbError(f"{source} was exported by a newer gpudb (schema {newest}); "
+                                 "upgrade gpudb to merge it")
+            return {t: pq.read_table(source / f"{t}.parquet") for t in TABLES
+                    if (source / f"{t}.parquet").exists()}
+        except (OSError, pa.ArrowException) as exc:
+            raise GpudbError(f"cannot read export {source}: {str(exc).splitlines()[0]}") from None
+    if not source.exists():
+        raise GpudbError(f"no database or export at {source}")
+    other = connect(source, read_only=True, trusted=False)
+    try:
+        return {t: other.sql(f"SELECT * FROM {t}").to_arrow_table() for t in TABLES}
+    except duckdb.Error as exc:
+        raise GpudbError(f"cannot read {source}: {str(exc).splitlines()[0]}") from None
+    finally:
+        other.close()
+
+
+def merge(con: duckdb.DuckDBPyConnection, source: str | Path) -> MergeReport:
+    """Copy into `con` the runs of another gpudb file or export that it lacks (by run_id),
+    with their intervals, metrics and the GPU, kernel, experiment and provenance rows they
+    refer to; all in one transaction."""
+    source = Path(source)
+    tables = _read_source(source)
+    report = MergeReport(str(source))
+    run_ids = tables["run"].column("run_id") if "run" in tables else pa.array([], pa.string())
+    con.register("_gpudb_src_run_ids", pa.table({"run_id": run_ids}))
+    present = first_row(con.execute(
+        "SELECT count(DISTINCT s.run_id) FROM _gpudb_src_run_ids AS s "
+        "JOIN run AS r ON r.run_id = s.run_id"))[0]
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table in TABLES:
+            if table not in tables:
+                continue
+            report.rows_added[table] = _merge_table(con, table, tables[table])
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.execute("ROLLBACK")
+        raise GpudbError(f"merge of {source} failed: {str(exc).splitlines()[0]}") from None
+    finally:
+        con.unregister("_gpudb_src_run_ids")
+    report.runs_added = report.rows_added.get("run", 0)
+    report.runs_skipped = present
+    return report
+
+
+def _merge_table(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> int:
+    view = f"_gpudb_src_{table}"
+    con.register(view, data)
+    try:
+        ours = _columns(con, table)
+        theirs = set(data.column_names)
+        select = ", ".join(f"s.{c}" if c in theirs else "NULL" for c in ours)
+        match = " AND ".join(f"t.{k} IS NOT DISTINCT FROM s.{k}" for k in _KEYS[table])
+        return first_row(con.execute(
+            f"INSERT INTO {table} ({', '.join(ours)}) SELECT DISTINCT ON "
+            f"({', '.join('s.' + k for k in _KEYS[table])}) {select} FROM {view} AS s "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS t WHERE {match})"))[0]
+    finally:
+        con.unregister(view)

@@ -1,0 +1,96 @@
+"""Shared fixtures: real DuckDB files in tmp_path, never mocks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import gpudb
+
+REPO = Path(__file__).resolve().parent.parent
+REAL_DATA = REPO.parent / "shared" / "data" / "real"
+MAPPINGS = REPO / "fixtures" / "mappings"
+TABLES = ("gpu", "pstate", "kernel", "experiment", "ingest_file", "run", "interval", "metric")
+
+# A hand-made measured dataset (synthetic numbers, not measurements): two kernels at a 2x2
+# grid; small enough to check every stored query's answer by hand.
+TINY_CSV = """kernel,core_mhz,mem_mhz,time_ms,power_w,dram_util
+alpha,500,800,4.0,100,0.5
+alpha,1000,800,2.0,250,0.6
+alpha,500,1600,3.0,120,0.7
+alpha,1000,1600,1.5,300,0.8
+beta,500,800,10.0,50,0.1
+beta,1000,800,5.5,90,0.1
+beta,500,1600,10.0,55,0.2
+beta,1000,1600,5.0,110,0.2
+"""
+TINY_MAPPING = """\
+description = "tiny hand-made dataset for tests (synthetic)"
+[gpu]
+gpu_id = "tiny"
+name = "tiny test GPU"
+n_sm = 2
+[run]
+suite = "tiny"
+experiment = "tiny"
+[columns]
+kernel = "kernel"
+core_mhz = "core_mhz"
+mem_mhz = "mem_mhz"
+time = { column = "time_ms", unit = "ms" }
+power = { column = "power_w", unit = "W" }
+"""
+
+
+def real_file(name: str) -> Path:
+    """A file of ../shared/data/real, or skip the test when the folder is absent."""
+    path = REAL_DATA / name
+    if not path.exists():
+        pytest.skip(f"{path} not found: the real datasets live in ../shared/data/real")
+    return path
+
+
+def row_counts(path) -> dict[str, int]:
+    con = gpudb.connect(path, read_only=True)
+    try:
+        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in TABLES}
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    """Path of a database file that does not exist yet."""
+    return tmp_path / "test.duckdb"
+
+
+@pytest.fixture
+def fresh_db(db_path) -> Path:
+    """A migrated, empty gpudb file."""
+    gpudb.connect(db_path).close()
+    return db_path
+
+
+@pytest.fixture
+def tiny_files(tmp_path) -> tuple[Path, Path]:
+    """(CSV, mapping) of the tiny hand-made dataset."""
+    csv_path = tmp_path / "tiny.csv"
+    csv_path.write_text(TINY_CSV)
+    mapping_path = tmp_path / "tiny.toml"
+    mapping_path.write_text(TINY_MAPPING)
+    return csv_path, mapping_path
+
+
+@pytest.fixture
+def tiny_db(fresh_db, tiny_files) -> Path:
+    """A gpudb file holding the tiny dataset."""
+    from gpudb.ingest import ingest
+    from gpudb.mapping import load_mapping
+
+    con = gpudb.connect(fresh_db)
+    try:
+        ingest(con, [tiny_files[0]], load_mapping(tiny_files[1]))
+    finally:
+        con.close()
+    return fresh_db

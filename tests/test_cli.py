@@ -1,0 +1,106 @@
+"""The gpudb command line through click's CliRunner, on real database files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from gpudb.cli import cli
+from conftest import row_counts
+
+
+def invoke(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+def all_commands():
+    """(path, command) for every command and subcommand."""
+    found = []
+    for name, command in cli.commands.items():
+        found.append(((name,), command))
+        for sub, subcommand in getattr(command, "commands", {}).items():
+            found.append(((name, sub), subcommand))
+    return found
+
+
+def test_help_lists_every_command_and_each_has_an_example():
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for path, command in all_commands():
+        if len(path) == 1:
+            assert path[0] in result.output
+        sub = invoke(*path, "--help")
+        assert sub.exit_code == 0, path
+        assert "Example:" in sub.output, f"`gpudb {' '.join(path)} --help` has no example"
+
+
+def test_init_info_ingest_query_round_trip(tmp_path, tiny_files):
+    db = tmp_path / "cli.duckdb"
+    assert invoke("--db", db, "init").exit_code == 0
+    result = invoke("--db", db, "ingest", tiny_files[0], "--mapping", tiny_files[1])
+    assert result.exit_code == 0, result.output
+    assert "8 runs added" in result.output
+    again = invoke("--db", db, "ingest", tiny_files[0], "--mapping", tiny_files[1])
+    assert "already ingested" in again.output and again.exit_code == 0
+    info = invoke("--db", db, "info", "--format", "json")
+    values = {r["key"]: r["value"] for r in json.loads(info.output)}
+    assert values["rows.run"] == 8 and values["experiment.tiny.runs"] == 8
+    table = invoke("--db", db, "info")
+    assert "schema:" in table.output and "tiny" in table.output
+    listing = invoke("--db", db, "query", "--list")
+    assert "best_setting" in listing.output
+    result = invoke("--db", db, "query", "best_setting", "-p", "gpu_id", "tiny",
+                    "--format", "csv")
+    lines = result.output.strip().splitlines()
+    assert lines[0].startswith("gpu_id,kernel_id,") and len(lines) == 3
+
+
+def test_sql_from_argument_and_stdin(tiny_db):
+    result = invoke("--db", tiny_db, "sql", "SELECT count(*) AS n FROM run", "--format", "json")
+    assert json.loads(result.output) == [{"n": 8}]
+    result = invoke("--db", tiny_db, "sql", "--format", "csv",
+                    input="SELECT predict_linear(31, 20, 2, 1) AS t_ns")
+    assert result.output == "t_ns\n42.0\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (("sql", "SELECT nonsense"), "SQL error: Binder Error"),
+    (("query", "best_setting", "-p", "gpu", "x"), "has no parameter 'gpu'"),
+    (("query", "nope"), "no stored query 'nope'"),
+    (("merge", "/etc/hostname"), "is not a DuckDB database"),
+    (("ingest", "missing.csv", "--mapping", "missing.toml"), "cannot read mapping"),
+])
+def test_errors_are_one_line_and_nonzero(tiny_db, args, message):
+    before = row_counts(tiny_db)
+    result = invoke("--db", tiny_db, *args)
+    assert result.exit_code != 0
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0], lines
+    assert row_counts(tiny_db) == before
+
+
+def test_read_commands_on_missing_database_say_so(tmp_path):
+    result = invoke("--db", tmp_path / "none.duckdb", "info")
+    assert result.exit_code == 1
+    assert "no database at" in result.output
+    assert not (tmp_path / "none.duckdb").exists()
+
+
+def test_export_and_merge_commands(tiny_db, tmp_path):
+    out = tmp_path / "exported"
+    result = invoke("--db", tiny_db, "export", out)
+    assert result.exit_code == 0 and (out / "run.parquet").exists()
+    target = tmp_path / "target.duckdb"
+    first = invoke("--db", target, "merge", out)
+    assert "8 runs added, 0 already present" in first.output, first.output
+    second = invoke("--db", target, "merge", tiny_db)
+    assert "0 runs added, 8 already present" in second.output, second.output
+
+
+def test_bench_ingest_reports_ratio():
+    result = invoke("bench", "ingest", "--rows", 2000, "--metrics", 2)
+    assert result.exit_code == 0, result.output
+    assert "2,000 runs + 4,000 metric values" in result.output
+    assert "ratio gpudb / DuckDB:" in result.output

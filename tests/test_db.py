@@ -1,0 +1,122 @@
+"""connect(): migrations, version stamps, UDF registration, untrusted files, locks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import duckdb
+import pytest
+
+import gpudb
+from gpudb.db import GpudbError, file_info, migrations, schema_version
+
+
+def test_new_file_is_migrated_and_stamped(db_path):
+    con = gpudb.connect(db_path)
+    applied = [r[0] for r in con.execute("SELECT version FROM gpudb_migration").fetchall()]
+    assert applied == [m.version for m in migrations()]
+    info = file_info(con)
+    assert info["schema_version"] == schema_version()
+    assert info["written_by"] == gpudb.__version__
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert {"gpu", "pstate", "kernel", "experiment", "run", "interval", "metric"} <= tables
+    con.close()
+
+
+def test_check_constraints_reject_bad_rows(fresh_db):
+    con = gpudb.connect(fresh_db)
+    with pytest.raises(duckdb.ConstraintException):
+        con.execute("INSERT INTO gpu (gpu_id, name, n_sm) VALUES ('g', 'g', 0)")
+    con.execute("INSERT INTO gpu (gpu_id, name, n_sm) VALUES ('g', 'g', 4)")
+    with pytest.raises(duckdb.ConstraintException):
+        con.execute("INSERT INTO pstate VALUES ('g', 'shader', 700, 1.0)")
+    with pytest.raises(duckdb.ConstraintException):
+        con.execute("INSERT INTO pstate VALUES ('g', 'core', -700, 1.0)")
+    con.close()
+
+
+def test_udf_registered_once_per_database_instance(db_path):
+    first = gpudb.connect(db_path)
+    second = gpudb.connect(db_path)  # same instance in this process: must not re-register
+    n = second.execute("SELECT count(*) FROM duckdb_functions() "
+                       "WHERE function_name = 'predict_linear'").fetchall()[0][0]
+    assert n == 1
+    assert second.execute("SELECT predict_linear(31, 20, 2, 1)").fetchall() == [(42.0,)]
+    first.close()
+    second.close()
+
+
+def test_read_only_refuses_older_file(db_path):
+    # An "older gpudb" file: migrations table present, newest migration not applied.
+    con = duckdb.connect(str(db_path))
+    con.execute("CREATE TABLE gpudb_migration (version INTEGER PRIMARY KEY, name TEXT, "
+                "applied_at TIMESTAMPTZ, gpudb_version TEXT)")
+    con.execute("CREATE TABLE gpudb_meta (key TEXT PRIMARY KEY, value TEXT)")
+    con.execute("INSERT INTO gpudb_meta VALUES ('gpudb_version', '0.0.1')")
+    con.close()
+    with pytest.raises(GpudbError, match=r"older gpudb \(0\.0\.1.*without --read-only"):
+        gpudb.connect(db_path, read_only=True)
+    gpudb.connect(db_path).close()  # writable: migrates
+    assert file_info(gpudb.connect(db_path, read_only=True))["schema_version"] == schema_version()
+
+
+def test_newer_file_is_refused_in_both_modes(fresh_db):
+    con = duckdb.connect(str(fresh_db))
+    con.execute("INSERT INTO gpudb_migration VALUES (9999, 'future', now(), '99.0')")
+    con.execute("UPDATE gpudb_meta SET value = '99.0' WHERE key = 'gpudb_version'")
+    con.close()
+    for read_only in (True, False):
+        with pytest.raises(GpudbError, match=r"newer gpudb \(99\.0, schema 9999\)"):
+            gpudb.connect(fresh_db, read_only=read_only)
+
+
+def test_read_only_missing_and_foreign_files(tmp_path):
+    with pytest.raises(GpudbError, match="no database at"):
+        gpudb.connect(tmp_path / "missing.duckdb", read_only=True)
+    junk = tmp_path / "junk.duckdb"
+    junk.write_text("this is not a database\n" * 100)
+    with pytest.raises(GpudbError, match="is not a DuckDB database"):
+        gpudb.connect(junk, read_only=True)
+    plain = tmp_path / "plain.duckdb"
+    duckdb.connect(str(plain)).close()
+    with pytest.raises(GpudbError, match="not a gpudb database"):
+        gpudb.connect(plain, read_only=True)
+
+
+def test_untrusted_file_cannot_read_files_through_stored_view(fresh_db):
+    con = gpudb.connect(fresh_db)
+    con.execute("CREATE VIEW sneaky AS SELECT * FROM read_text('/etc/hostname')")
+    assert con.execute("SELECT count(*) FROM sneaky").fetchall() == [(1,)]  # trusted: reads
+    con.close()
+    untrusted = gpudb.connect(fresh_db, read_only=True, trusted=False)
+    with pytest.raises(duckdb.PermissionException):
+        untrusted.execute("SELECT * FROM sneaky").fetchall()
+    with pytest.raises(duckdb.Error, match="locked"):
+        untrusted.execute("SET enable_external_access = true")
+    # the data itself is still readable, and the UDFs are there
+    assert untrusted.execute("SELECT count(*) FROM run").fetchall() == [(0,)]
+    assert untrusted.execute("SELECT predict_linear(2, 0, 1, 2)").fetchall() == [(1.0,)]
+    untrusted.close()
+
+
+def test_second_writer_gets_one_line_naming_the_holder(fresh_db):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys, gpudb
+            con = gpudb.connect({str(fresh_db)!r})
+            print("ready", flush=True)
+            sys.stdin.read()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(GpudbError) as err:
+            gpudb.connect(fresh_db)
+        message = str(err.value)
+        assert "\n" not in message
+        assert f"PID {holder.pid}" in message and "locked by another process" in message
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)

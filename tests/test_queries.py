@@ -1,0 +1,99 @@
+"""Stored queries: each runs on a fixture database; best_setting matches a hand computation."""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+
+import pytest
+
+import gpudb
+from gpudb.db import GpudbError
+from gpudb.ingest import ingest
+from gpudb.mapping import load_mapping
+from gpudb.queries import get_query, run_query, stored_queries
+from conftest import MAPPINGS, real_file
+
+
+@pytest.mark.parametrize("name", sorted(stored_queries()))
+def test_every_stored_query_runs_and_is_documented(tiny_db, name):
+    query = stored_queries()[name]
+    assert query.description, f"{name}.sql needs a leading /* description */"
+    con = gpudb.connect(tiny_db, read_only=True)
+    columns, rows = run_query(con, name)
+    con.close()
+    assert columns and rows
+
+
+def test_parameters_are_parsed_and_unknown_ones_refused():
+    query = get_query("best_setting")
+    assert query.params == ("gpu_id",)
+    sql, values = query.bind({"gpu_id": "v100"})
+    body = sql.split("*/", 1)[1]  # the description comment keeps its ':gpu_id'
+    assert "$gpu_id" in body and ":gpu_id" not in body
+    assert values == {"gpu_id": "v100"}
+    with pytest.raises(GpudbError, match="no parameter 'gpu'"):
+        query.bind({"gpu": "v100"})
+    with pytest.raises(GpudbError, match="no stored query 'nope'"):
+        get_query("nope")
+
+
+def test_best_setting_on_tiny_data_by_hand(tiny_db):
+    # alpha: energies (J) at (core, mem): (500,800) 0.4, (1000,800) 0.5, (500,1600) 0.36,
+    # (1000,1600) 0.45; base (1000,1600). Least energy (500,1600): saving 1 - 0.36/0.45 = 20%.
+    # EDP (J*ms): 1.6, 1.0, 1.08, 0.675 -> base is best: 0 %.
+    con = gpudb.connect(tiny_db, read_only=True)
+    columns, rows = run_query(con, "best_setting", {"gpu_id": "tiny"})
+    con.close()
+    alpha = dict(zip(columns, rows[0]))
+    assert alpha["kernel_id"] == "tiny/alpha"
+    assert (alpha["base_core_mhz"], alpha["base_mem_mhz"]) == (1000, 1600)
+    assert (alpha["energy_core_mhz"], alpha["energy_mem_mhz"]) == (500, 1600)
+    assert alpha["energy_saving_pct"] == pytest.approx(20.0)
+    assert alpha["energy_slowdown_pct"] == pytest.approx(100.0)
+    assert (alpha["edp_core_mhz"], alpha["edp_mem_mhz"]) == (1000, 1600)
+    assert alpha["edp_saving_pct"] == pytest.approx(0.0)
+    # beta: energies 0.5, 0.495, 0.55, 0.55; EDP 5.0, 2.7225, 5.5, 2.75 -> (1000, 800)
+    beta = dict(zip(columns, rows[1]))
+    assert (beta["energy_core_mhz"], beta["energy_mem_mhz"]) == (1000, 800)
+    assert beta["energy_saving_pct"] == pytest.approx(100 * (1 - 0.495 / 0.55))
+    assert (beta["edp_core_mhz"], beta["edp_mem_mhz"]) == (1000, 800)
+    assert beta["edp_saving_pct"] == pytest.approx(100 * (1 - 2.7225 / 2.75))
+    # ED2P (J*ms^2): 50, 0.495*5.5^2 = 14.97, 55, 0.55*5^2 = 13.75 -> the base setting again
+    assert (beta["ed2p_core_mhz"], beta["ed2p_mem_mhz"]) == (1000, 1600)
+    assert beta["ed2p_saving_pct"] == pytest.approx(0.0)
+
+
+def test_best_setting_matches_independent_computation_on_rtx2070s(fresh_db):
+    data = real_file("gtx2070s-dvfs-real-Performance-Power.csv")
+    con = gpudb.connect(fresh_db)
+    ingest(con, [data], load_mapping(MAPPINGS / "gtx2070s.toml"))
+    columns, rows = run_query(con, "best_setting", {"gpu_id": "rtx2070s"})
+    con.close()
+    got = {r[columns.index("kernel_id")]: dict(zip(columns, r)) for r in rows}
+
+    # The same answer from the CSV with plain Python: seconds, joules, no SQL.
+    runs = defaultdict(dict)
+    with open(data, newline="") as handle:
+        for rec in csv.DictReader(handle):
+            t_s = float(rec["time/ms"]) * 1e-3
+            setting = (float(rec["coreF"]), float(rec["memF"]))
+            runs[f"cuda-sdk-rodinia/{rec['appName']}:{rec['kernel']}"][setting] = (
+                t_s, float(rec["power/W"]) * t_s)
+    assert set(got) == set(runs)
+    for kernel, settings in runs.items():
+        base = max(settings)  # highest core MHz, then highest memory MHz
+        t0, e0 = settings[base]
+        for objective, weight in (("energy", 0), ("edp", 1), ("ed2p", 2)):
+            def cost(s, w=weight):
+                t, e = settings[s]
+                return e * t ** w
+            # ties go to the higher setting, as the query documents
+            best = min(settings, key=lambda s: (cost(s), -s[0], -s[1]))
+            row = got[kernel]
+            assert (row[f"{objective}_core_mhz"], row[f"{objective}_mem_mhz"]) == best, (
+                kernel, objective)
+            assert row[f"{objective}_saving_pct"] == pytest.approx(
+                100 * (1 - cost(best) / (e0 * t0 ** weight)), rel=1e-9, abs=1e-9)
+            assert row[f"{objective}_slowdown_pct"] == pytest.approx(
+                100 * (settings[best][0] / t0 - 1), rel=1e-9, abs=1e-9)

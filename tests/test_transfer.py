@@ -1,0 +1,71 @@
+"""Export to Parquet and merge from another database or export."""
+
+from __future__ import annotations
+
+import pytest
+
+import gpudb
+from gpudb.db import GpudbError
+from gpudb.transfer import export, merge
+from conftest import row_counts
+
+
+def test_merge_twice_adds_nothing_the_second_time(tiny_db, tmp_path):
+    mine = tmp_path / "mine.duckdb"
+    gpudb.connect(mine).close()
+    con = gpudb.connect(mine)
+    first = merge(con, tiny_db)
+    second = merge(con, tiny_db)
+    con.close()
+    assert (first.runs_added, first.runs_skipped) == (8, 0)
+    assert first.rows_added["kernel"] == 2 and first.rows_added["ingest_file"] == 1
+    assert (second.runs_added, second.runs_skipped) == (0, 8)
+    assert sum(second.rows_added.values()) == 0
+    assert row_counts(mine) == row_counts(tiny_db)
+
+
+def test_export_then_merge_round_trips(tiny_db, tmp_path):
+    con = gpudb.connect(tiny_db, read_only=True)
+    counts = export(con, tmp_path / "out")
+    con.close()
+    assert counts["run"] == 8 and counts["metric"] == 8
+    assert (tmp_path / "out" / "run.parquet").exists()
+    with pytest.raises(GpudbError, match="already exists"):
+        con = gpudb.connect(tiny_db, read_only=True)
+        try:
+            export(con, tmp_path / "out")
+        finally:
+            con.close()
+    other = tmp_path / "other.duckdb"
+    con = gpudb.connect(other)
+    report = merge(con, tmp_path / "out")
+    con.close()
+    assert report.runs_added == 8
+    assert row_counts(other) == row_counts(tiny_db)
+
+
+def test_merge_refuses_non_database_and_leaves_target_alone(tiny_db, tmp_path):
+    before = row_counts(tiny_db)
+    junk = tmp_path / "junk.duckdb"
+    junk.write_bytes(b"\x00garbage" * 100)
+    con = gpudb.connect(tiny_db)
+    with pytest.raises(GpudbError, match="is not a DuckDB database"):
+        merge(con, junk)
+    with pytest.raises(GpudbError, match="not a gpudb export"):
+        merge(con, tmp_path)
+    con.close()
+    assert row_counts(tiny_db) == before
+
+
+def test_merge_source_views_cannot_read_files(tiny_db, tmp_path):
+    teammate = tmp_path / "teammate.duckdb"
+    con = gpudb.connect(teammate)
+    con.execute("CREATE VIEW leak AS SELECT * FROM read_text('/etc/hostname')")
+    con.close()
+    con = gpudb.connect(tiny_db)
+    merge(con, teammate)  # opened untrusted: fine, the view is never needed
+    con.close()
+    source = gpudb.connect(teammate, read_only=True, trusted=False)
+    with pytest.raises(Exception, match="disabled"):
+        source.execute("SELECT * FROM leak").fetchall()
+    source.close()

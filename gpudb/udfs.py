@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from gpudb.predictors import linear
+from gpudb.predictors import crisp, critbw, linear
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,25 @@ def _predict_linear(t_ns, mem_ns, base_mhz, target_mhz):
                                           as_float64(base_mhz), as_float64(target_mhz)))
 
 
+def _predict_crisp(t_ns, lcp_ns, lcp_comp_ns, csp_stall_ns, base_mhz, target_mhz):
+    return pa.array(crisp.predict_crisp(*(as_float64(a) for a in (
+        t_ns, lcp_ns, lcp_comp_ns, csp_stall_ns, base_mhz, target_mhz))))
+
+
+def _predict_critbw(t_ns, demand_ns, prefetch_stall_ns, memory_min_ns, base_mhz, target_mhz):
+    return pa.array(critbw.predict_critbw(*(as_float64(a) for a in (
+        t_ns, demand_ns, prefetch_stall_ns, memory_min_ns, base_mhz, target_mhz))))
+
+
 UDFS: tuple[Udf, ...] = (
     Udf("predict_linear", _predict_linear, ("DOUBLE",) * 4, "DOUBLE",
         "predict_linear(t_ns, mem_ns, base_mhz, target_mhz): STALL/LEAD/MISS/CRIT runtime (ns)"),
+    Udf("predict_crisp", _predict_crisp, ("DOUBLE",) * 6, "DOUBLE",
+        "predict_crisp(t_ns, lcp_ns, lcp_comp_ns, csp_stall_ns, base_mhz, target_mhz): "
+        "CRISP / CRISP-L runtime (ns)"),
+    Udf("predict_critbw", _predict_critbw, ("DOUBLE",) * 6, "DOUBLE",
+        "predict_critbw(t_ns, demand_ns, prefetch_stall_ns, memory_min_ns, base_mhz, "
+        "target_mhz): CRIT+BW runtime (ns)"),
 )
 
 

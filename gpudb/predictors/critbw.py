@@ -1,0 +1,25 @@
+"""CRIT+BW: the limited-bandwidth DVFS model of paper 004 (Miftakhutdinov, Ebrahimi & Patt,
+MICRO 2012), section 3.2.
+
+    T(t) = max(T_memory^min, C_compute * t + T_demand)                    (eq. 2)
+    C_compute * t_base = T(t_base) - T_demand - T_prefetch_stall(t_base)  (section 3.2.2)
+
+T_demand is the critical path through non-prefetchable demand requests (CRIT's counter,
+section 3.1.1), T_prefetch_stall the time stalled with only prefetch(-able) requests
+outstanding, and T_memory^min the least time the DRAM system needs for the interval's
+requests (from its measured slack). On a GPU without a prefetcher the prefetch stall is zero
+and what the model adds over CRIT is the bandwidth bound T_memory^min.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def predict_critbw(t_ns: np.ndarray, demand_ns: np.ndarray, prefetch_stall_ns: np.ndarray,
+                   memory_min_ns: np.ndarray, base_mhz: np.ndarray,
+                   target_mhz: np.ndarray) -> np.ndarray:
+    """Predicted time (ns) at target_mhz from t_ns measured at base_mhz (paper 004 eq. 2);
+    cycle time scales as base_mhz / target_mhz."""
+    compute_ns = t_ns - demand_ns - prefetch_stall_ns
+    return np.maximum(memory_min_ns, compute_ns * (base_mhz / target_mhz) + demand_ns)

@@ -1,0 +1,38 @@
+-- Every predictor's prediction from every fixed-run sample to every target setting, with the
+-- actual time: the same sample (same interval index, or the whole run) of the fixed run of
+-- the same kernel and GPU at the target setting, with the same SM count, CTA limit and
+-- interval size (averaged if repeated; NULL where that run does not exist).
+CREATE OR REPLACE VIEW prediction AS
+WITH predicted AS (
+    SELECT * FROM pred_proportional
+    UNION ALL SELECT * FROM pred_stall
+    UNION ALL SELECT * FROM pred_lead
+    UNION ALL SELECT * FROM pred_miss
+    UNION ALL SELECT * FROM pred_crit
+    UNION ALL SELECT * FROM pred_crisp
+    UNION ALL SELECT * FROM pred_crispl
+    UNION ALL SELECT * FROM pred_critbw
+),
+actual AS (
+    SELECT granularity, kernel_id, gpu_id, n_sm, ctas_per_sm, interval_instructions,
+           core_mhz, mem_mhz, sample_idx, avg(t_ns) AS actual_ns
+    FROM sample
+    WHERE policy = 'fixed'
+    GROUP BY ALL
+)
+SELECT
+    p.predictor, p.granularity, p.run_id, p.kernel_id, p.gpu_id, p.sample_idx,
+    p.base_core_mhz, p.base_mem_mhz, p.base_n_sm,
+    p.target_core_mhz, p.target_mem_mhz, p.target_n_sm,
+    p.predicted_ns, a.actual_ns
+FROM predicted AS p
+LEFT JOIN actual AS a
+    ON a.granularity = p.granularity
+   AND a.kernel_id = p.kernel_id
+   AND a.gpu_id = p.gpu_id
+   AND a.core_mhz = p.target_core_mhz
+   AND a.mem_mhz = p.target_mem_mhz
+   AND a.n_sm IS NOT DISTINCT FROM p.target_n_sm
+   AND a.ctas_per_sm IS NOT DISTINCT FROM p.base_ctas_per_sm
+   AND a.interval_instructions IS NOT DISTINCT FROM p.interval_instructions
+   AND a.sample_idx IS NOT DISTINCT FROM p.sample_idx;

@@ -1,0 +1,37 @@
+/* Signed mean percentage error per predictor and target core MHz: positive means the predictor
+   over-predicts the time (as paper 000 section 5.1 says STALL does at lower frequencies),
+   negative that it under-predicts. Also the share of predictions that are over.
+   Parameters: :granularity  'run' (default) or 'interval'
+               :base_mhz     base core MHz (default: each GPU's highest core P-state)
+               :gpu_id       one GPU (default: every GPU) */
+WITH top AS (
+    SELECT gpu_id, max(freq_mhz) AS top_core_mhz
+    FROM pstate
+    WHERE domain = 'core'
+    GROUP BY gpu_id
+),
+scored AS (
+    SELECT
+        p.predictor,
+        p.target_core_mhz,
+        (p.predicted_ns - p.actual_ns) / p.actual_ns * 100.0 AS pe
+    FROM prediction AS p
+    JOIN top AS t USING (gpu_id)
+    WHERE p.granularity = coalesce(CAST(:granularity AS TEXT), 'run')
+      AND p.base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), t.top_core_mhz)
+      AND (CAST(:gpu_id AS TEXT) IS NULL OR p.gpu_id = CAST(:gpu_id AS TEXT))
+      AND p.target_core_mhz <> p.base_core_mhz
+      AND p.predicted_ns IS NOT NULL
+      AND p.actual_ns IS NOT NULL
+)
+SELECT
+    predictor,
+    target_core_mhz,
+    avg(pe) AS mean_error_pct,
+    min(pe) AS min_error_pct,
+    max(pe) AS max_error_pct,
+    avg(CAST(pe > 0 AS DOUBLE)) * 100.0 AS over_predicted_pct,
+    count(*) AS n
+FROM scored
+GROUP BY predictor, target_core_mhz
+ORDER BY predictor, target_core_mhz;

@@ -1,0 +1,36 @@
+/* Accuracy per predictor and target core MHz (paper 000 figure 8): mean absolute percentage
+   error, largest absolute percentage error and count of predictions with a known actual time;
+   the row with an empty target is the predictor over all targets. Predictions go from the base
+   core MHz to every other core P-state, at the base run's memory clock and SM count.
+   Parameters: :granularity  'run' (default) or 'interval'
+               :base_mhz     base core MHz (default: each GPU's highest core P-state)
+               :gpu_id       one GPU (default: every GPU) */
+WITH top AS (
+    SELECT gpu_id, max(freq_mhz) AS top_core_mhz
+    FROM pstate
+    WHERE domain = 'core'
+    GROUP BY gpu_id
+),
+scored AS (
+    SELECT
+        p.predictor,
+        p.target_core_mhz,
+        abs(p.predicted_ns - p.actual_ns) / p.actual_ns * 100.0 AS ape
+    FROM prediction AS p
+    JOIN top AS t USING (gpu_id)
+    WHERE p.granularity = coalesce(CAST(:granularity AS TEXT), 'run')
+      AND p.base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), t.top_core_mhz)
+      AND (CAST(:gpu_id AS TEXT) IS NULL OR p.gpu_id = CAST(:gpu_id AS TEXT))
+      AND p.target_core_mhz <> p.base_core_mhz
+      AND p.predicted_ns IS NOT NULL
+      AND p.actual_ns IS NOT NULL
+)
+SELECT
+    predictor,
+    target_core_mhz,
+    avg(ape) AS mape_pct,
+    max(ape) AS max_ape_pct,
+    count(*) AS n
+FROM scored
+GROUP BY GROUPING SETS ((predictor, target_core_mhz), (predictor))
+ORDER BY predictor, target_core_mhz NULLS LAST;

@@ -217,8 +217,8 @@ def _g(column: str) -> str:
     return f"format('{{:.12g}}', {column})"
 
 
-def _run_select(mapping: Mapping, view: str, exp_id: str, sha: str, created: str) -> str:
-    """SQL turning a staged file into `run` rows (plus the row number)."""
+def _run_rows(mapping: Mapping, view: str, exp_id: str, sha: str, created: str) -> str:
+    """SQL turning a staged file into `run` columns (without run_id) plus its row number."""
     gpu_id = sql_str(str(mapping.gpu["gpu_id"]))
     kernel_id = f"{sql_str(mapping.suite + '/')} || {_kernel_expr(mapping)}"
     n_sm = (f"CAST({_num(mapping.n_sm)} AS INTEGER)" if mapping.n_sm is not None
@@ -230,29 +230,36 @@ def _run_select(mapping: Mapping, view: str, exp_id: str, sha: str, created: str
     # two rounded numbers can fall either side of a rounding boundary.
     measured = _num(mapping.energy if mapping.energy is not None else mapping.power)
     return f"""
-        SELECT md5(concat_ws('|', source, gpu_id, kernel_id, policy, {_g('core_mhz')},
-                             {_g('mem_mhz')}, n_sm, {_g('time_ns')}, {_g('_measured')})) AS run_id, *
-        FROM (
-            SELECT {ROW} AS _row,
-                   {sql_str(exp_id)} AS experiment_id,
-                   {sql_str(mapping.source)} AS source,
-                   {kernel_id} AS kernel_id,
-                   {gpu_id} AS gpu_id,
-                   {sql_str(mapping.policy)} AS policy,
-                   {_num(mapping.core_mhz)} AS core_mhz,
-                   {_num(mapping.mem_mhz)} AS mem_mhz,
-                   {n_sm} AS n_sm,
-                   CAST(NULL AS INTEGER) AS ctas_per_sm,
-                   CAST(NULL AS BIGINT) AS interval_instructions,
-                   CAST(NULL AS BIGINT) AS seed,
-                   {time_ns} AS time_ns,
-                   {energy} AS energy_j,
-                   {measured} AS _measured,
-                   CAST(NULL AS BIGINT) AS instructions,
-                   CAST({sql_str(created)} AS TIMESTAMPTZ) AS created_at,
-                   {sql_str(sha)} AS input_hash
-            FROM {view}
-        )"""
+        SELECT {ROW} AS _row,
+               {sql_str(exp_id)} AS experiment_id,
+               {sql_str(mapping.source)} AS source,
+               {kernel_id} AS kernel_id,
+               {gpu_id} AS gpu_id,
+               {sql_str(mapping.policy)} AS policy,
+               {_num(mapping.core_mhz)} AS core_mhz,
+               {_num(mapping.mem_mhz)} AS mem_mhz,
+               {n_sm} AS n_sm,
+               CAST(NULL AS INTEGER) AS ctas_per_sm,
+               CAST(NULL AS BIGINT) AS interval_instructions,
+               CAST(NULL AS BIGINT) AS seed,
+               {time_ns} AS time_ns,
+               {energy} AS energy_j,
+               {measured} AS _measured,
+               CAST(NULL AS BIGINT) AS instructions,
+               CAST({sql_str(created)} AS TIMESTAMPTZ) AS created_at,
+               {sql_str(sha)} AS input_hash
+        FROM {view}"""
+
+
+def _run_ids(rows: str) -> str:
+    """SQL for (_row, run_id, _new) in row order; _new marks runs the database lacks."""
+    return f"""
+        SELECT _row, run_id, run_id NOT IN (SELECT run_id FROM run) AS _new
+        FROM (SELECT _row, md5(concat_ws('|', source, gpu_id, kernel_id, policy,
+                                          {_g('core_mhz')}, {_g('mem_mhz')}, n_sm,
+                                          {_g('time_ns')}, {_g('_measured')})) AS run_id
+              FROM ({rows}))
+        ORDER BY _row"""
 
 
 RUN_COLUMNS = ("run_id", "experiment_id", "source", "kernel_id", "gpu_id", "policy", "core_mhz",
@@ -389,26 +396,32 @@ def _write(con, mapping, staged, exp_id, exp_name, now, version) -> None:
     try:
         _ensure_reference_rows(con, mapping, exp_id, exp_name, now)
         for report, stage, view in staged:
-            # _new marks runs the database lacks: they are inserted with all their metrics
-            # unchecked; runs already present only gain metrics they do not have yet.
-            con.execute("CREATE OR REPLACE TEMP TABLE _gpudb_new_runs AS SELECT *, run_id NOT IN "
-                        "(SELECT run_id FROM run) AS _new FROM ("
-                        + _run_select(mapping, view, exp_id, stage.sha256, now) + ")")
+            # Only (row, run_id, new?) is materialised; the run rows are computed again from
+            # the staged file and lined up with it by position (POSITIONAL JOIN), which costs
+            # far less than writing every run column to a temporary table first.
+            rows = _run_rows(mapping, view, exp_id, stage.sha256, now)
+            con.execute("CREATE OR REPLACE TEMP TABLE _gpudb_new_runs AS " + _run_ids(rows))
             con.execute(
                 "INSERT INTO kernel (kernel_id, name, suite, category, description, spec) "
                 "SELECT DISTINCT kernel_id, substr(kernel_id, length(?) + 2), ?, NULL, "
-                "'measured kernel', NULL FROM _gpudb_new_runs "
+                f"'measured kernel', NULL FROM ({rows}) "
                 "WHERE kernel_id NOT IN (SELECT kernel_id FROM kernel)",
                 [mapping.suite, mapping.suite])
             con.execute(
                 "INSERT INTO pstate SELECT gpu_id, domain, freq_mhz, NULL FROM ("
-                "SELECT DISTINCT gpu_id, 'core' AS domain, core_mhz AS freq_mhz FROM "
-                "_gpudb_new_runs UNION SELECT DISTINCT gpu_id, 'mem', mem_mhz FROM "
-                "_gpudb_new_runs) AS f WHERE NOT EXISTS (SELECT 1 FROM pstate AS p WHERE "
+                f"SELECT DISTINCT gpu_id, 'core' AS domain, core_mhz AS freq_mhz FROM ({rows}) "
+                f"UNION SELECT DISTINCT gpu_id, 'mem', mem_mhz FROM ({rows})) AS f "
+                "WHERE NOT EXISTS (SELECT 1 FROM pstate AS p WHERE "
                 "p.gpu_id = f.gpu_id AND p.domain = f.domain AND p.freq_mhz = f.freq_mhz)")
+            columns = ", ".join("i.run_id" if c == "run_id" else f"r.{c}" for c in RUN_COLUMNS)
             added = first_row(con.execute(
-                f"INSERT INTO run SELECT {', '.join(RUN_COLUMNS)} FROM _gpudb_new_runs "
-                "WHERE _new"))[0]
+                f"INSERT INTO run SELECT {columns} FROM ({rows}) AS r "
+                "POSITIONAL JOIN _gpudb_new_runs AS i WHERE i._new AND i._row = r._row"))[0]
+            expected = first_row(con.execute(
+                "SELECT count(*) FILTER (WHERE _new) FROM _gpudb_new_runs"))[0]
+            if added != expected:  # the positional alignment failed: never write a partial file
+                raise GpudbError(f"{stage.path}: internal error lining up rows "
+                                 f"({added} of {expected} runs); nothing written")
             report.runs_added = added
             report.runs_present = report.rows - added
             if stage.metric_columns:

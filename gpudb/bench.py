@@ -110,3 +110,136 @@ def bench_ingest(rows: int = 1_000_000, metrics: int = 4, seed: int = 0) -> Inge
         duckdb_s = time.perf_counter() - start
         theirs.close()
     return IngestBench(rows, metric_rows.num_rows, gpudb_s, duckdb_s)
+
+
+# The predictors' formulas written as plain SQL over prediction_input's columns: the reference
+# the UDF-backed views are timed against (same rows, same arithmetic, no Python).
+_PLAIN_SQL = {
+    "proportional": "t_ns * core_mhz / target_core_mhz",
+    "stall": "(t_ns - stall_ns) * core_mhz / target_core_mhz + stall_ns",
+    "lead": "(t_ns - lead_ns) * core_mhz / target_core_mhz + lead_ns",
+    "miss": "(t_ns - miss_ns) * core_mhz / target_core_mhz + miss_ns",
+    "crit": "(t_ns - crit_ns) * core_mhz / target_core_mhz + crit_ns",
+    "crisp": """CASE WHEN target_core_mhz <= core_mhz THEN
+        greatest(crisp_lcp_ns, core_mhz / target_core_mhz * crisp_lcp_comp_ns)
+        + greatest(t_ns - crisp_lcp_ns, core_mhz / target_core_mhz
+                   * (t_ns - crisp_lcp_ns - crisp_store_stall_ns))
+        ELSE crisp_lcp_ns + crisp_store_stall_ns
+             + (t_ns - crisp_lcp_ns - crisp_store_stall_ns) * core_mhz / target_core_mhz END""",
+    "crispl": """CASE WHEN target_core_mhz <= core_mhz THEN
+        greatest(crispl_lcp_ns, core_mhz / target_core_mhz * crispl_lcp_comp_ns)
+        + greatest(t_ns - crispl_lcp_ns, core_mhz / target_core_mhz
+                   * (t_ns - crispl_lcp_ns - crisp_store_stall_ns))
+        ELSE crispl_lcp_ns + crisp_store_stall_ns
+             + (t_ns - crispl_lcp_ns - crisp_store_stall_ns) * core_mhz / target_core_mhz END""",
+    "critbw": """greatest(dram_min_ns, (t_ns - crit_ns - prefetch_stall_ns)
+                          * core_mhz / target_core_mhz + crit_ns)""",
+}
+
+
+# The columns every pred_<name> view has before predicted_ns (schema/views/40_predictors.sql);
+# bench_predict checks the plain-SQL views give the same sums as the stored ones.
+_PRED_COLUMNS = """'{name}' AS predictor, granularity, run_id, kernel_id, gpu_id, sample_idx,
+    core_mhz AS base_core_mhz, mem_mhz AS base_mem_mhz, n_sm AS base_n_sm,
+    ctas_per_sm AS base_ctas_per_sm, interval_instructions,
+    target_core_mhz, mem_mhz AS target_mem_mhz, n_sm AS target_n_sm"""
+
+
+@dataclass
+class PredictBench:
+    view_rows: int
+    formula_rows: int
+    # (threads, seconds with UDFs, seconds with plain SQL) for the whole prediction view and
+    # for the predictor formulas alone
+    view: list[tuple[int, float, float]]
+    formulas: list[tuple[int, float, float]]
+
+    def lines(self) -> list[str]:
+        out = [f"prediction view: {self.view_rows:,} rows (every predictor, sample and target, "
+               "with the actual-time join)"]
+        for threads, udf_s, sql_s in self.view:
+            out.append(f"  threads={threads}: with Python UDFs {self.view_rows / udf_s:,.0f} rows/s,"
+                       f" with the formulas as plain SQL {self.view_rows / sql_s:,.0f} rows/s, "
+                       f"ratio {sql_s / udf_s:.2f}")
+        out.append(f"predictor formulas alone: {self.formula_rows:,} predictions over "
+                   "prediction_input rows (repeated to at least a million)")
+        for threads, udf_s, sql_s in self.formulas:
+            out.append(f"  threads={threads}: Python UDFs {self.formula_rows / udf_s:,.0f} rows/s, "
+                       f"plain SQL {self.formula_rows / sql_s:,.0f} rows/s, "
+                       f"ratio {sql_s / udf_s:.2f}")
+        return out
+
+
+def _best_of(con, sql: str, repeat: int) -> tuple[float, object]:
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = con.execute(sql).fetchall()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def _time_pair(con, udf_sql: str, plain_sql: str, setup_plain, teardown_plain,
+               repeat: int) -> list[tuple[int, float, float]]:
+    """Best-of-`repeat` seconds of both forms at the connection's threads and at 1 thread;
+    checks they compute the same sums."""
+    threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+    timings = []
+    try:
+        for setting in sorted({threads, 1}, reverse=True):
+            con.execute(f"SET threads = {setting}")
+            udf_s, udf_total = _best_of(con, udf_sql, repeat)
+            setup_plain()
+            try:
+                sql_s, sql_total = _best_of(con, plain_sql, repeat)
+            finally:
+                teardown_plain()
+            if not np.allclose(np.array(udf_total[0], dtype=float),
+                               np.array(sql_total[0], dtype=float), rtol=1e-9, equal_nan=True):
+                raise AssertionError(f"UDF and plain-SQL results differ: {udf_total} vs {sql_total}")
+            timings.append((setting, udf_s, sql_s))
+    finally:
+        con.execute(f"SET threads = {threads}")
+    return timings
+
+
+def bench_predict(con, min_rows: int = 1_000_000, repeat: int = 3) -> PredictBench:
+    """Time gpudb's UDF-backed prediction view against the same view with the predictor
+    formulas written in plain SQL (temporary pred_* views shadow the stored ones), and the
+    formulas alone over prediction_input repeated to `min_rows`; at the connection's thread
+    setting and at threads=1."""
+    per_copy = con.execute("SELECT count(*) FROM prediction_input").fetchall()[0][0]
+    if per_copy == 0:
+        raise ValueError("no fixed-run samples to predict from: ingest or sweep runs first")
+
+    def shadow_with_sql(source: str):
+        def setup():
+            for name, formula in _PLAIN_SQL.items():
+                con.execute(f"CREATE OR REPLACE TEMP VIEW pred_{name} AS SELECT "
+                            f"{_PRED_COLUMNS.format(name=name)}, {formula} AS predicted_ns "
+                            f"FROM {source}")
+        return setup
+
+    def drop_shadows():
+        for name in _PLAIN_SQL:
+            con.execute(f"DROP VIEW IF EXISTS temp.pred_{name}")
+
+    view_sql = "SELECT count(*), sum(predicted_ns), sum(actual_ns) FROM prediction"
+    view_rows = con.execute("SELECT count(*) FROM prediction").fetchall()[0][0]
+    view = _time_pair(con, view_sql, view_sql, shadow_with_sql("prediction_input"),
+                      drop_shadows, repeat)
+
+    copies = max(1, -(-min_rows // (per_copy * len(_PLAIN_SQL))))
+    con.execute("CREATE OR REPLACE TEMP TABLE _bench_input AS SELECT p.* FROM prediction_input "
+                f"AS p, range({copies})")
+    try:
+        udf_union = " UNION ALL ".join(
+            f"SELECT predicted_ns FROM pred_{name}" for name in _PLAIN_SQL)
+        formulas_sql = f"SELECT count(*), sum(predicted_ns) FROM ({udf_union})"
+        con.execute("CREATE OR REPLACE TEMP VIEW prediction_input AS SELECT * FROM _bench_input")
+        formulas = _time_pair(con, formulas_sql, formulas_sql, shadow_with_sql("_bench_input"),
+                              drop_shadows, repeat)
+    finally:
+        con.execute("DROP VIEW IF EXISTS temp.prediction_input")
+        con.execute("DROP TABLE IF EXISTS _bench_input")
+    return PredictBench(view_rows, per_copy * copies * len(_PLAIN_SQL), view, formulas)

@@ -115,6 +115,8 @@ def info(obj: Context, fmt):
             "GROUP BY e.name, e.created_at ORDER BY e.created_at, e.name")
         experiments = result.fetchall()
         exp_columns = [d[0] for d in result.description]
+        from gpudb.materialize import status
+        materialized = status(con)
     finally:
         con.close()
     if fmt == "table":
@@ -122,13 +124,15 @@ def info(obj: Context, fmt):
         click.echo(f"schema:        version {meta['schema_version']} "
                    f"(this gpudb: {meta['gpudb_schema_version']})")
         click.echo(f"written by:    gpudb {meta['written_by']} (this: {meta['gpudb_version']})")
+        click.echo(f"materialized:  prediction_materialized {materialized}")
         click.echo("")
         output_rows(["table", "rows"], counts, fmt)
         click.echo("")
         output_rows(exp_columns, experiments, fmt)
     else:
         rows = [("schema_version", meta["schema_version"]), ("written_by", meta["written_by"]),
-                ("gpudb_version", meta["gpudb_version"])]
+                ("gpudb_version", meta["gpudb_version"]),
+                ("prediction_materialized", materialized)]
         rows += [(f"rows.{t}", n) for t, n in counts]
         rows += [(f"experiment.{e[0]}.runs", e[1]) for e in experiments]
         output_rows(["key", "value"], rows, fmt)
@@ -287,6 +291,32 @@ def merge(obj: Context, source):
                f"already present" + (f"; also {others}" if others else ""))
 
 
+@cli.command()
+@click.pass_obj
+@friendly_errors
+def materialize(obj: Context):
+    """Write the prediction view to the plain table prediction_materialized.
+
+    Teammates with a plain DuckDB client (no gpudb, so no Python UDFs) can query the table;
+    `gpudb info` says when new runs have made it stale.
+
+    Example:
+
+        gpudb --db lab.duckdb materialize
+    """
+    from gpudb.materialize import TABLE
+    from gpudb.materialize import materialize as write_table
+
+    if obj.read_only:
+        raise GpudbError("materialize writes the database; drop --read-only")
+    con = obj.connect()
+    try:
+        rows = write_table(con)
+    finally:
+        con.close()
+    click.echo(f"{TABLE}: {rows} predictions written")
+
+
 @cli.group()
 def bench():
     """Benchmarks that print a figure next to a reference measured in the same run.
@@ -315,6 +345,36 @@ def bench_ingest(rows, metrics):
     from gpudb.bench import bench_ingest as run_bench
 
     for line in run_bench(rows, metrics).lines():
+        click.echo(line)
+
+
+@bench.command("predict")
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1),
+              help="Timed runs of each query; the best is reported.")
+@click.pass_obj
+@friendly_errors
+def bench_predict(obj: Context, repeat):
+    """Speed of the UDF-backed prediction view against the same view with its formulas in
+    plain SQL, as a ratio, at the database's thread setting and at threads=1.
+
+    Uses the runs in --db (read only); the formula-only comparison repeats its samples to a
+    million predictions.
+
+    Example:
+
+        gpudb --db lab.duckdb bench predict
+    """
+    from gpudb.bench import bench_predict as run_bench
+
+    con = obj.connect(read_only=True)
+    try:
+        try:
+            result = run_bench(con, repeat=repeat)
+        except ValueError as exc:
+            raise GpudbError(str(exc)) from None
+    finally:
+        con.close()
+    for line in result.lines():
         click.echo(line)
 
 

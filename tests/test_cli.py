@@ -104,3 +104,13 @@ def test_bench_ingest_reports_ratio():
     assert result.exit_code == 0, result.output
     assert "2,000 runs + 4,000 metric values" in result.output
     assert "ratio gpudb / DuckDB:" in result.output
+
+
+def test_materialize_and_bench_predict(tiny_db):
+    result = invoke("--db", tiny_db, "materialize")
+    assert result.exit_code == 0 and "128 predictions written" in result.output
+    info = invoke("--db", tiny_db, "info")
+    assert "prediction_materialized current" in info.output
+    bench = invoke("--db", tiny_db, "bench", "predict", "--repeat", 1)
+    assert bench.exit_code == 0, bench.output
+    assert bench.output.count("ratio") == 4  # view and formulas, at 2 and 1 threads

@@ -4,7 +4,9 @@ and print through :func:`output_rows`. Errors are one line and a non-zero exit."
 from __future__ import annotations
 
 import functools
+import os
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -175,6 +177,98 @@ def ingest(obj: Context, files, mapping_path, experiment):
         else:
             click.echo(f"{r.file}: {r.rows} rows, {r.runs_added} runs added, "
                        f"{r.runs_present} already present, {r.metrics_added} metric values")
+
+
+def _numbers(kind):
+    """Parse '700,600' (or a repeated option) into a list of numbers."""
+    def convert(ctx, param, values):
+        out = []
+        for value in values:
+            for part in str(value).split(","):
+                if part.strip():
+                    try:
+                        out.append(kind(part))
+                    except ValueError:
+                        raise click.BadParameter(f"{part!r} is not a number") from None
+        return out or None
+    return convert
+
+
+@cli.command()
+@click.option("--gpu", default="gtx480", show_default=True,
+              help="GPU configuration: a name in fixtures/gpus or a TOML path.")
+@click.option("--suite", default="default", show_default=True,
+              help="Kernel suite: a name in fixtures/suites or a TOML path.")
+@click.option("--kernel", "kernels", multiple=True, help="Only this kernel (repeatable).")
+@click.option("--core-mhz", multiple=True, callback=_numbers(float),
+              help="Core MHz list, e.g. 700,400 (default: every core P-state).")
+@click.option("--mem-mhz", multiple=True, callback=_numbers(float),
+              help="Memory MHz list (default: every memory P-state).")
+@click.option("--sms", multiple=True, callback=_numbers(int),
+              help="SM counts (default: all SMs).")
+@click.option("--ctas", multiple=True, callback=_numbers(int),
+              help="CTA limits per SM (default: the hardware limit).")
+@click.option("--interval-instructions", type=click.IntRange(1),
+              help="Warp instructions per interval, GPU-wide (default 100000).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
+@click.option("--jobs", default=os.cpu_count() or 1, show_default=True, type=click.IntRange(1),
+              help="Simulator processes (one writer).")
+@click.option("--experiment", help="Experiment name (default: sim-<gpu>-<suite>).")
+@click.pass_obj
+@friendly_errors
+def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
+          interval_instructions, seed, jobs, experiment):
+    """Simulate a kernel suite at every setting of a grid into the database.
+
+    Runs already in the database (same inputs, same simulator version) are skipped, so an
+    interrupted sweep resumes where it stopped; Ctrl-C keeps the runs that finished.
+
+    Example:
+
+        gpudb sweep --gpu gtx480 --suite default --mem-mhz 924 --jobs 2
+    """
+    from sim.config import ConfigError
+    from sim.sweep import SweepInterrupted
+    from sim.sweep import sweep as run_sweep
+
+    if obj.read_only:
+        raise GpudbError("sweep writes the database; drop --read-only")
+    state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0}
+
+    def progress(done, total, instructions):
+        if state["bar"] is None:
+            state["bar"] = click.progressbar(
+                length=total, label="simulating", file=sys.stderr, show_pos=True,
+                show_eta=True, item_show_func=lambda _: _rate(state))
+            state["bar"].__enter__()
+        state["instructions"] = instructions
+        state["bar"].update(done - state["done"], current_item=done)
+        state["done"] = done
+
+    try:
+        summary = run_sweep(obj.path, gpu, suite, kernels=list(kernels) or None,
+                            core_mhz=core_mhz, mem_mhz=mem_mhz, sms=sms, ctas=ctas,
+                            interval_instructions=interval_instructions, seed=seed, jobs=jobs,
+                            experiment=experiment, progress=progress)
+    except SweepInterrupted as stop:
+        if state["bar"] is not None:
+            state["bar"].__exit__(None, None, None)
+        click.echo(f"interrupted: {stop.summary['runs_added']} runs written and kept; "
+                   "run the same command again to resume", err=True)
+        sys.exit(130)
+    except (ConfigError, ValueError, KeyError) as exc:
+        raise GpudbError(str(exc).strip("'\"")) from None
+    finally:
+        if state["bar"] is not None:
+            state["bar"].__exit__(None, None, None)
+    click.echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
+               f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
+               f"{summary['seconds']:.1f} s")
+
+
+def _rate(state) -> str:
+    elapsed = time.perf_counter() - state["start"]
+    return f"{state['instructions'] / max(elapsed, 1e-9) / 1e6:.1f} M warp instr/s"
 
 
 @cli.command()
@@ -376,6 +470,26 @@ def bench_predict(obj: Context, repeat):
         con.close()
     for line in result.lines():
         click.echo(line)
+
+
+@bench.command("sim")
+@click.option("--gpu", default="gtx480", show_default=True, help="GPU configuration.")
+@click.option("--suite", default="default", show_default=True, help="Kernel suite.")
+@friendly_errors
+def bench_sim(gpu, suite):
+    """Simulated warp instructions per second (one process) for a compute-, a memory- and a
+    store-bound kernel, and the jitted model against its pure-Python execution, as a ratio.
+
+    Example:
+
+        gpudb bench sim --gpu gtx480
+    """
+    from sim.bench import bench_sim as run_bench
+
+    for row in run_bench(gpu, suite):
+        value = row["value"]
+        shown = f"{value / 1e6:,.2f} M" if value >= 1e5 else f"{value:,.1f}"
+        click.echo(f"{row['metric']}: {shown} {row['unit']}")
 
 
 def main() -> None:

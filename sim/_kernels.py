@@ -1,0 +1,884 @@
+"""Jitted core of the simulator: ``@njit(cache=True)`` code only, structure-of-arrays inputs.
+
+Every function here takes ndarrays and scalars; :mod:`sim.model` validates, allocates and
+seeds them. The whole call graph of :func:`advance` lives in this one module because numba's
+cache does not notice an edit to a jitted callee in another module (DESIGN.md section 7).
+:mod:`sim.reference` runs these same functions as plain Python for small cases.
+
+Time: the SMs run in core cycles (int64, ``t``); interconnect/L2 and DRAM latencies are in ns
+(fixed and memory clock domains) and are converted to core cycles with ``ceil`` when a request
+is issued, so they cost more cycles at a higher core clock (DESIGN.md section 4). DRAM channel
+queues keep their own clock in ns.
+
+Event skipping: an SM whose next possible event (an operand becoming ready, a miss returning, a
+store being acknowledged, a CTA completing, the SFU freeing) is in the future is not processed
+until then. Nothing about it can change in between, so the classification of its last processed
+cycle holds for every skipped cycle and is added lazily (``_flush``), with Equalizer samples
+counted at each multiple of 128 in the gap. ``skip=False`` processes every SM every cycle;
+tests check that both give identical counters.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+# Instruction opcodes of a warp program.
+OP_ALU = 0
+OP_SFU = 1
+OP_LD = 2      # global load
+OP_ST = 3      # global store
+OP_SH = 4      # shared-memory access
+OP_BAR = 5     # CTA-wide barrier
+
+BIG = 1 << 62  # "never" as a cycle stamp
+
+# Float parameters and setting (float64 array ``fp``): GPU parameters (units in
+# sim/config.py and the GPU TOMLs), then the run-time setting the closed loop may change.
+G_ISSUE_WIDTH = 0      # warp instructions issued per cycle per SM
+G_ALU_WIDTH = 1        # ALU warp instructions per cycle per SM
+G_ALU_LAT = 2          # cycles from issue to result
+G_SFU_LAT = 3
+G_SFU_II = 4           # cycles the SFU is busy per warp instruction
+G_L1_LAT = 5           # cycles
+G_SHARED_LAT = 6       # cycles
+G_N_MSHR = 7           # per SM
+G_SQ_SIZE = 8          # store-queue entries per SM
+G_L1_BYTES = 9
+G_L2_NS = 10           # L1-miss -> L2 -> SM round trip, fixed clock domain (ns)
+G_L2_CYC = 11          # part of that round trip clocked by the core (cycles)
+G_DRAM_NS = 12         # DRAM access latency beyond L2, fixed part (ns)
+G_DRAM_MEMCYC = 13     # DRAM access latency in memory-clock cycles
+G_DRAM_CYC = 14        # extra core-clocked cycles on a DRAM access (paper 003 eq. 4)
+G_SVC_MEMCYC = 15      # memory-clock cycles a channel is busy per transaction
+G_N_CH = 16            # DRAM channels
+G_EQ_PERIOD = 17       # Equalizer sampling period, cycles (paper 001 section IV)
+N_GP = 18
+R_CORE_MHZ = 18
+R_MEM_MHZ = 19
+R_CYC_NS = 20          # ns per core cycle
+R_SEG_NS = 21          # ns at cycle R_SEG_CYC: time origin of the current setting
+R_SEG_CYC = 22
+N_FP = 23
+
+# Integer kernel scalars and global state (int64 array ``gi``).
+K_N_CTAS = 0
+K_WPC = 1              # warps per CTA
+K_N_PH = 2             # program phases
+K_SLOTS = 3            # CTA slots per SM the hardware allows for this kernel
+K_FOOT = 4             # L1 footprint per warp, bytes (0: hit rates as specified)
+GS_INSTS = 5           # warp instructions issued GPU-wide
+GS_CTA_NEXT = 6        # next CTA of the grid to dispatch
+GS_CTAS_DONE = 7
+GS_CTA_LIMIT = 8       # CTA limit per SM for new launches (closed-loop setting)
+GS_T = 9               # first cycle not yet simulated
+GS_N_SM = 10           # active SMs
+N_GI = 11
+
+# Program (int64 ``pi[N_PI, L]`` and float64 ``pf[N_PF, L]``): per instruction, then per phase.
+PI_OP = 0
+PI_DEP0 = 1            # producer instruction index or -1
+PI_DEP1 = 2
+PI_TRANS = 3           # transactions per warp request
+PI_PH_START = 4        # per phase: first instruction
+PI_PH_LEN = 5
+PI_PH_ITERS = 6
+N_PI = 7
+PF_L1 = 0              # L1 hit probability (loads)
+PF_L2 = 1              # L2 hit probability (loads)
+PF_WR = 2              # fraction of store transactions written through to DRAM
+N_PF = 3
+
+# Per-SM state (int64 array ``si[n_sm, N_SI]``).
+SI_NEXT = 0            # next cycle this SM must be processed
+SI_GAP = 1             # first cycle not yet counted
+SI_RR = 2              # loose round-robin pointer
+SI_LSU_W = 3           # warp whose memory instruction the LSU is processing, -1 idle
+SI_LSU_I = 4
+SI_LSU_LEFT = 5        # transactions left
+SI_LSU_MAXRET = 6      # latest return among its transactions
+SI_LSU_PEND = 7        # L1 outcome drawn for the pending transaction: -1 none, 0 miss, 1 hit
+SI_SFU_FREE = 8
+SI_MSHR_BUSY = 9
+SI_MSHR_NEXT = 10      # earliest MSHR release
+SI_SQ_BUSY = 11
+SI_SQ_NEXT = 12
+SI_LEAD_UNTIL = 13     # return cycle of the current leading load
+SI_CRIT = 14           # CRIT global critical path (paper 004 section 3.1.1)
+SI_LCP = 15            # CRISP adjusted load critical path (paper 000 section 3.6)
+SI_N_CTAS = 16         # resident CTAs
+SI_LIVE = 17           # resident warps not yet retired
+SI_CTA_EV = 18         # earliest completion of a CTA whose warps all retired
+N_SI = 19
+
+# Warp states.
+W_EMPTY = 0
+W_ACTIVE = 1
+W_BARRIER = 2
+W_RETIRED = 3          # done issuing, results pending, CTA not yet complete
+W_LSU = 4              # last instruction still in the LSU
+
+# Per-warp fields (int64 ``wi[n_sm, n_warps, N_WI]``); results in ``done[n_sm, n_warps, L]``.
+WI_ST = 0              # W_* state
+WI_PC = 1              # instruction index
+WI_PH = 2              # phase
+WI_IT = 3              # iteration of the phase loop
+WI_LD = 4              # latest result time of the warp's instructions
+WI_WAIT = 5            # cycle until which its next instruction is known to wait (0: unknown)
+WI_WMEM = 6            # 1 if that wait is for a global load
+N_WI = 7
+# Per-CTA-slot fields (int64 ``ci[n_sm, slots, N_CI]``).
+CI_ST = 0              # 0 free, 1 running, 2 all warps retired, completing
+CI_LEFT = 1            # warps not yet retired
+CI_BAR = 2             # warps arrived at the current barrier
+CI_DONE = 3            # completion time (latest result of its warps)
+N_CI = 4
+# Per-MSHR fields (int64 ``mi[n_sm, n_mshr, N_MI]``); store queue: ``qrel[n_sm, entries]``.
+MI_REL = 0             # release (data return) cycle, -1 free
+MI_MISS = 1            # cycle of the L1 miss (or interval start)
+MI_TSC = 2             # CRIT timestamp P_i (paper 004 section 3.1.1)
+MI_TSL = 3             # CRISP timestamp ts_i (paper 000 section 3.6)
+N_MI = 4
+# DRAM channels (float64 ``chn[2, n_ch]``).
+CH_FREE = 0            # ns at which the channel can start its next transaction
+CH_BUSY = 1            # ns of service in the current interval
+
+# Counters (float64 ``acc``), summed over SMs; sim.model averages the per-SM ones.
+A_INSTS = 0
+A_ALU = 1
+A_SFU = 2
+A_GLD = 3
+A_GST = 4
+A_SHARED = 5
+A_BAR = 6
+A_GLD_TRANS = 7
+A_GST_TRANS = 8
+A_L1_ACC = 9
+A_L1_HIT = 10
+A_L2_ACC = 11
+A_L2_HIT = 12
+A_DRAM_RD = 13
+A_DRAM_WR = 14
+A_SH_TRANS = 15
+A_ALU_BUSY = 16
+A_SFU_BUSY = 17
+A_MEM_BUSY = 18
+A_LEAD = 19
+A_MISS = 20
+A_CRIT = 21
+A_LCP = 22
+A_EQ_SAMPLES = 23
+A_EQ_ISSUED = 24
+# Per-cycle classification: these are also the layout of the gap vector ``sg``.
+A_STALL = 25
+A_LOAD_STALL = 26
+A_STORE_STALL = 27
+A_COMPUTE = 28
+A_LOAD_OUT = 29
+A_OVL_COMP = 30
+A_MEM_STALL = 31
+A_WRITE_STALL = 32
+A_WARPS = 33
+A_EQ_ACTIVE = 34
+A_EQ_WAIT = 35
+A_EQ_XALU = 36
+A_EQ_XMEM = 37
+N_ACC = 38
+A_CLASS0 = A_STALL
+A_EQ0 = A_EQ_ACTIVE
+
+# Return codes of advance().
+ST_BOUNDARY = 1
+ST_DONE = 2
+ST_DEADLOCK = 3
+
+_U_INC = np.uint64(0x9E3779B97F4A7C15)
+_U_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_U_M2 = np.uint64(0x94D049BB133111EB)
+_U_30 = np.uint64(30)
+_U_27 = np.uint64(27)
+_U_31 = np.uint64(31)
+_U_11 = np.uint64(11)
+
+
+# Helpers are inlined into their callers (inline='always'): a call to a jitted function costs
+# ~12 ns per array argument in reference counting, which dominated the hot loop otherwise.
+_INLINE = "always"
+
+
+@njit(cache=True, inline=_INLINE)
+def _uniform(rng, s):
+    """Next uniform [0, 1) of SM s's splitmix64 stream (seeded by sim.model)."""
+    x = rng[s] + _U_INC
+    rng[s] = x
+    z = (x ^ (x >> _U_30)) * _U_M1
+    z = (z ^ (z >> _U_27)) * _U_M2
+    z = z ^ (z >> _U_31)
+    return float(z >> _U_11) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, inline=_INLINE)
+def _cyc(x):
+    """A core-clocked latency parameter as whole cycles."""
+    return int(math.ceil(x - 1e-9))
+
+
+@njit(cache=True, inline=_INLINE)
+def _ns_to_cycles(ns, fp):
+    """Core cycles covering ``ns`` at the current core clock (rounded up)."""
+    return int(math.ceil(ns / fp[R_CYC_NS] - 1e-9))
+
+
+@njit(cache=True, inline=_INLINE)
+def _now_ns(t, fp):
+    return fp[R_SEG_NS] + (t - fp[R_SEG_CYC]) * fp[R_CYC_NS]
+
+
+@njit(cache=True, inline=_INLINE)
+def _dram_return(t, fp, chn, u):
+    """Queue one transaction on a DRAM channel; returns the cycle its response reaches the SM.
+
+    FCFS per channel (paper 003 section IV-A): a request waits for the channel, then holds it
+    for one service time set by mem_mhz, so latency grows with load and bandwidth saturates.
+    Requests reach a channel in time order because SMs are processed in cycle order.
+    """
+    ch = int(u * fp[G_N_CH])
+    now = _now_ns(t, fp)
+    start = max(now + 0.5 * fp[G_L2_NS], chn[CH_FREE, ch])
+    svc = fp[G_SVC_MEMCYC] * 1000.0 / fp[R_MEM_MHZ]
+    chn[CH_FREE, ch] = start + svc
+    chn[CH_BUSY, ch] += svc
+    end = start + svc + fp[G_DRAM_NS] + fp[G_DRAM_MEMCYC] * 1000.0 / fp[R_MEM_MHZ]
+    return (t + _cyc(fp[G_L2_CYC] + fp[G_DRAM_CYC])
+            + _ns_to_cycles(end + 0.5 * fp[G_L2_NS] - now, fp))
+
+
+@njit(cache=True, inline=_INLINE)
+def _l2_return(t, fp):
+    """Cycle an L2 hit (or a write absorbed by L2) issued at t is answered."""
+    return t + _cyc(fp[G_L2_CYC]) + _ns_to_cycles(fp[G_L2_NS], fp)
+
+
+@njit(cache=True, inline=_INLINE)
+def _launch(s, t, gi, pi, si, wi, done, ci):
+    """Place the grid's next CTA in a free slot of SM s."""
+    nwpc = gi[K_WPC]
+    c = 0
+    while ci[s, c, CI_ST] != 0:
+        c += 1
+    ci[s, c, CI_ST] = 1
+    ci[s, c, CI_LEFT] = nwpc
+    ci[s, c, CI_BAR] = 0
+    ci[s, c, CI_DONE] = t
+    for w in range(c * nwpc, (c + 1) * nwpc):
+        wi[s, w, WI_ST] = W_ACTIVE
+        wi[s, w, WI_PC] = pi[PI_PH_START, 0]
+        wi[s, w, WI_PH] = 0
+        wi[s, w, WI_IT] = 0
+        wi[s, w, WI_LD] = t
+        wi[s, w, WI_WAIT] = 0
+        for i in range(done.shape[2]):
+            done[s, w, i] = 0
+    si[s, SI_N_CTAS] += 1
+    si[s, SI_LIVE] += nwpc
+    gi[GS_CTA_NEXT] += 1
+
+
+@njit(cache=True, inline=_INLINE)
+def _dispatch(s, t, gi, pi, si, wi, done, ci):
+    """Fill SM s up to the CTA limit (the limit only gates new launches). True if any."""
+    limit = min(gi[GS_CTA_LIMIT], gi[K_SLOTS])
+    launched = False
+    while si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
+        _launch(s, t, gi, pi, si, wi, done, ci)
+        launched = True
+    return launched
+
+
+@njit(cache=True, inline=_INLINE)
+def _retire(s, w, gi, si, wi, ci):
+    """Warp w has issued everything: its CTA completes when all its warps' results are in."""
+    wi[s, w, WI_ST] = W_RETIRED
+    si[s, SI_LIVE] -= 1
+    c = w // gi[K_WPC]
+    if wi[s, w, WI_LD] > ci[s, c, CI_DONE]:
+        ci[s, c, CI_DONE] = wi[s, w, WI_LD]
+    ci[s, c, CI_LEFT] -= 1
+    if ci[s, c, CI_LEFT] == 0:
+        ci[s, c, CI_ST] = 2
+        if ci[s, c, CI_DONE] < si[s, SI_CTA_EV]:
+            si[s, SI_CTA_EV] = ci[s, c, CI_DONE]
+
+
+@njit(cache=True, inline=_INLINE)
+def _releases(s, t, si, mi, qrel):
+    """Free MSHRs and store-queue entries whose request completed by cycle t.
+
+    A returning load i updates CRIT's P_global = max(P_global, P_i + L_i) (paper 004 section
+    3.1.1) and CRISP's adjusted load critical path the same way (paper 000 section 3.6), with
+    L_i counted from the L1 miss (paper 000 section 2.2).
+    """
+    if t >= si[s, SI_MSHR_NEXT]:
+        nxt = BIG
+        for k in range(mi.shape[1]):
+            r = mi[s, k, MI_REL]
+            if r < 0:
+                continue
+            if r <= t:
+                lat = r - mi[s, k, MI_MISS]
+                if mi[s, k, MI_TSC] + lat > si[s, SI_CRIT]:
+                    si[s, SI_CRIT] = mi[s, k, MI_TSC] + lat
+                if mi[s, k, MI_TSL] + lat > si[s, SI_LCP]:
+                    si[s, SI_LCP] = mi[s, k, MI_TSL] + lat
+                mi[s, k, MI_REL] = -1
+                si[s, SI_MSHR_BUSY] -= 1
+            elif r < nxt:
+                nxt = r
+        si[s, SI_MSHR_NEXT] = nxt
+    if t >= si[s, SI_SQ_NEXT]:
+        nxt = BIG
+        for k in range(qrel.shape[1]):
+            r = qrel[s, k]
+            if r < 0:
+                continue
+            if r <= t:
+                qrel[s, k] = -1
+                si[s, SI_SQ_BUSY] -= 1
+            elif r < nxt:
+                nxt = r
+        si[s, SI_SQ_NEXT] = nxt
+
+
+@njit(cache=True, inline=_INLINE)
+def _complete_ctas(s, t, gi, si, wi, ci):
+    """Free the slots of CTAs whose last results arrived by cycle t."""
+    if t < si[s, SI_CTA_EV]:
+        return
+    nxt = BIG
+    nwpc = gi[K_WPC]
+    for c in range(ci.shape[1]):
+        if ci[s, c, CI_ST] != 2:
+            continue
+        if ci[s, c, CI_DONE] <= t:
+            ci[s, c, CI_ST] = 0
+            for w in range(c * nwpc, (c + 1) * nwpc):
+                wi[s, w, WI_ST] = W_EMPTY
+            si[s, SI_N_CTAS] -= 1
+            gi[GS_CTAS_DONE] += 1
+        elif ci[s, c, CI_DONE] < nxt:
+            nxt = ci[s, c, CI_DONE]
+    si[s, SI_CTA_EV] = nxt
+
+
+@njit(cache=True, inline=_INLINE)
+def _flush(s, b, fp, si, sg, acc):
+    """Count SM s's skipped cycles up to b (inclusive) with its last idle classification.
+
+    Equalizer samples every G_EQ_PERIOD cycles (paper 001 section IV): each multiple of the
+    period inside the gap is one sample of the unchanged warp states.
+    """
+    a = si[s, SI_GAP]
+    if b < a:
+        return
+    n = b - a + 1
+    for k in range(A_CLASS0, A_EQ0):
+        acc[k] += n * sg[s, k - A_CLASS0]
+    period = int(fp[G_EQ_PERIOD])
+    m = b // period - (a - 1) // period
+    if m > 0:
+        acc[A_EQ_SAMPLES] += m
+        for k in range(A_EQ0, N_ACC):
+            acc[k] += m * sg[s, k - A_CLASS0]
+    lead = si[s, SI_LEAD_UNTIL]
+    if lead > a:
+        acc[A_LEAD] += min(b + 1, lead) - a
+    si[s, SI_LCP] += n * int(sg[s, A_LOAD_STALL - A_CLASS0])
+    si[s, SI_GAP] = b + 1
+
+
+@njit(cache=True, inline=_INLINE)
+def _lsu(s, t, fp, gi, pi, pf, si, acc, wi, done, ci, mi, qrel, chn, rng):
+    """One cycle of the load/store unit: one transaction of its current instruction.
+
+    Returns 0 idle, 1 a transaction went out, 2 blocked on full MSHRs, 3 blocked on a full
+    store queue. A load transaction hits L1 (L1_LAT cycles) or misses: it then needs an MSHR,
+    held until the data returns from L2 or DRAM. A store transaction needs a store-queue entry,
+    held until the write is acknowledged by L2 or, for the fraction written through, by DRAM.
+    """
+    w = si[s, SI_LSU_W]
+    if w < 0:
+        return 0
+    i = si[s, SI_LSU_I]
+    o = pi[PI_OP, i]
+    if o == OP_LD:
+        if si[s, SI_LSU_PEND] < 0:
+            p = pf[PF_L1, i]
+            if gi[K_FOOT] > 0:
+                # Resident warps' footprint beyond L1 capacity lowers the hit rate.
+                cap = fp[G_L1_BYTES] / (si[s, SI_N_CTAS] * gi[K_WPC] * gi[K_FOOT])
+                if cap < 1.0:
+                    p *= cap
+            si[s, SI_LSU_PEND] = 1 if _uniform(rng, s) < p else 0
+        if si[s, SI_LSU_PEND] == 1:
+            ret = t + _cyc(fp[G_L1_LAT])
+            acc[A_L1_ACC] += 1
+            acc[A_L1_HIT] += 1
+        else:
+            if si[s, SI_MSHR_BUSY] >= int(fp[G_N_MSHR]):
+                return 2
+            acc[A_L1_ACC] += 1
+            acc[A_L2_ACC] += 1
+            if _uniform(rng, s) < pf[PF_L2, i]:
+                acc[A_L2_HIT] += 1
+                ret = _l2_return(t, fp)
+            else:
+                acc[A_DRAM_RD] += 1
+                ret = _dram_return(t, fp, chn, _uniform(rng, s))
+            k = 0
+            while mi[s, k, MI_REL] >= 0:
+                k += 1
+            if si[s, SI_MSHR_BUSY] == 0:
+                # A miss with no other load miss outstanding: a leading load (LEAD) and a
+                # contributor miss (MISS), paper 000 section 2.1, counted from the L1 miss.
+                si[s, SI_LEAD_UNTIL] = ret
+                acc[A_MISS] += 1
+            mi[s, k, MI_REL] = ret
+            mi[s, k, MI_MISS] = t
+            # CRIT and CRISP copy the running critical path into the miss's timestamp.
+            mi[s, k, MI_TSC] = si[s, SI_CRIT]
+            mi[s, k, MI_TSL] = si[s, SI_LCP]
+            si[s, SI_MSHR_BUSY] += 1
+            if ret < si[s, SI_MSHR_NEXT]:
+                si[s, SI_MSHR_NEXT] = ret
+        si[s, SI_LSU_PEND] = -1
+        acc[A_GLD_TRANS] += 1
+    elif o == OP_ST:
+        if si[s, SI_SQ_BUSY] >= int(fp[G_SQ_SIZE]):
+            return 3
+        acc[A_L2_ACC] += 1
+        if _uniform(rng, s) < pf[PF_WR, i]:
+            acc[A_DRAM_WR] += 1
+            ack = _dram_return(t, fp, chn, _uniform(rng, s))
+        else:
+            acc[A_L2_HIT] += 1
+            ack = _l2_return(t, fp)
+        k = 0
+        while qrel[s, k] >= 0:
+            k += 1
+        qrel[s, k] = ack
+        si[s, SI_SQ_BUSY] += 1
+        if ack < si[s, SI_SQ_NEXT]:
+            si[s, SI_SQ_NEXT] = ack
+        acc[A_GST_TRANS] += 1
+        ret = t
+    else:
+        acc[A_SH_TRANS] += 1
+        ret = t + _cyc(fp[G_SHARED_LAT])
+    acc[A_MEM_BUSY] += 1
+    if ret > si[s, SI_LSU_MAXRET]:
+        si[s, SI_LSU_MAXRET] = ret
+    si[s, SI_LSU_LEFT] -= 1
+    if si[s, SI_LSU_LEFT] == 0:
+        r = si[s, SI_LSU_MAXRET]
+        done[s, w, i] = r
+        if r > wi[s, w, WI_LD]:
+            wi[s, w, WI_LD] = r
+        si[s, SI_LSU_W] = -1
+        wi[s, w, WI_WAIT] = 0                  # its result is now known: re-check the warp
+        if wi[s, w, WI_ST] == W_LSU:
+            _retire(s, w, gi, si, wi, ci)
+    return 1
+
+
+@njit(cache=True, inline=_INLINE)
+def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, mi, qrel, chn,
+              rng):
+    """Simulate cycle t of SM s: schedule, issue, one LSU step, classify the cycle.
+
+    The scheduler scans resident warps in loose round-robin order and issues up to
+    G_ISSUE_WIDTH ready instructions (at most G_ALU_WIDTH ALU ops, one new memory instruction
+    when the LSU is free, the SFU when it is free); an instruction is ready when the
+    scoreboard has its producers' results (done <= t). Returns the instructions issued.
+    """
+    width = int(fp[G_ISSUE_WIDTH])
+    alu_width = int(fp[G_ALU_WIDTH])
+    nwpc = gi[K_WPC]
+    nw = gi[K_SLOTS] * nwpc
+    sample = t % int(fp[G_EQ_PERIOD]) == 0
+    n_iss = 0
+    n_alu = 0
+    mem_raw = False
+    alu_raw = False
+    struct = False
+    n_act = 0
+    n_wait = 0
+    n_xalu = 0
+    n_xmem = 0
+    ev = BIG
+    rr = si[s, SI_RR]
+    last = -1
+    for k in range(nw):
+        w = rr + k
+        if w >= nw:
+            w -= nw
+        if wi[s, w, WI_ST] != W_ACTIVE:
+            continue
+        n_act += 1
+        r = wi[s, w, WI_WAIT]
+        if r > t:
+            # Still waiting as found earlier: a warp's results only change when it issues or
+            # when the LSU completes one of its loads (which clears the cache).
+            n_wait += 1
+            if wi[s, w, WI_WMEM] == 1:
+                mem_raw = True
+            else:
+                alu_raw = True
+            if r < ev:
+                ev = r
+            continue
+        i = wi[s, w, WI_PC]
+        r = 0
+        on_load = False
+        d = pi[PI_DEP0, i]
+        if d >= 0 and done[s, w, d] > t:
+            r = done[s, w, d]
+            on_load = pi[PI_OP, d] == OP_LD
+        d = pi[PI_DEP1, i]
+        if d >= 0 and done[s, w, d] > t:
+            if done[s, w, d] > r:
+                r = done[s, w, d]
+            on_load = on_load or pi[PI_OP, d] == OP_LD
+        if r > t:
+            wi[s, w, WI_WAIT] = r
+            wi[s, w, WI_WMEM] = 1 if on_load else 0
+            n_wait += 1
+            if on_load:
+                mem_raw = True
+            else:
+                alu_raw = True
+            if r < ev:
+                ev = r
+            continue
+        o = pi[PI_OP, i]
+        is_mem = o == OP_LD or o == OP_ST or o == OP_SH
+        if n_iss >= width:
+            # Issue slots are used up; scanning on only for Equalizer's sample.
+            if is_mem:
+                n_xmem += 1
+            elif o != OP_BAR:
+                n_xalu += 1
+            continue
+        if o == OP_ALU:
+            if n_alu >= alu_width:
+                struct = True
+                n_xalu += 1
+                continue
+            n_alu += 1
+            done[s, w, i] = t + _cyc(fp[G_ALU_LAT])
+            acc[A_ALU] += 1
+        elif o == OP_SFU:
+            if si[s, SI_SFU_FREE] > t:
+                struct = True
+                n_xalu += 1
+                if si[s, SI_SFU_FREE] < ev:
+                    ev = si[s, SI_SFU_FREE]
+                continue
+            done[s, w, i] = t + _cyc(fp[G_SFU_LAT])
+            si[s, SI_SFU_FREE] = t + _cyc(fp[G_SFU_II])
+            acc[A_SFU] += 1
+            acc[A_SFU_BUSY] += _cyc(fp[G_SFU_II])
+        elif o == OP_BAR:
+            done[s, w, i] = t
+            acc[A_BAR] += 1
+        else:
+            if si[s, SI_LSU_W] >= 0:
+                n_xmem += 1
+                continue
+            si[s, SI_LSU_W] = w
+            si[s, SI_LSU_I] = i
+            si[s, SI_LSU_LEFT] = pi[PI_TRANS, i]
+            si[s, SI_LSU_MAXRET] = t
+            si[s, SI_LSU_PEND] = -1
+            done[s, w, i] = BIG
+            if o == OP_LD:
+                acc[A_GLD] += 1
+            elif o == OP_ST:
+                acc[A_GST] += 1
+            else:
+                acc[A_SHARED] += 1
+        n_iss += 1
+        last = w
+        if not is_mem and done[s, w, i] > wi[s, w, WI_LD]:
+            wi[s, w, WI_LD] = done[s, w, i]
+        # Next instruction (inline: this runs for every issued instruction).
+        fin = False
+        ph = wi[s, w, WI_PH]
+        pc = wi[s, w, WI_PC] + 1
+        if pc == pi[PI_PH_START, ph] + pi[PI_PH_LEN, ph]:
+            wi[s, w, WI_IT] += 1
+            pc = pi[PI_PH_START, ph]
+            if wi[s, w, WI_IT] == pi[PI_PH_ITERS, ph]:
+                wi[s, w, WI_IT] = 0
+                wi[s, w, WI_PH] = ph + 1
+                if ph + 1 == gi[K_N_PH]:
+                    fin = True
+                else:
+                    pc = pi[PI_PH_START, ph + 1]
+        wi[s, w, WI_PC] = pc
+        if o == OP_BAR:
+            wi[s, w, WI_ST] = W_BARRIER
+            c = w // nwpc
+            ci[s, c, CI_BAR] += 1
+            if ci[s, c, CI_BAR] == nwpc:
+                ci[s, c, CI_BAR] = 0
+                for w2 in range(c * nwpc, (c + 1) * nwpc):
+                    if wi[s, w2, WI_ST] != W_BARRIER:
+                        continue
+                    if wi[s, w2, WI_PH] == gi[K_N_PH]:
+                        _retire(s, w2, gi, si, wi, ci)
+                    else:
+                        wi[s, w2, WI_ST] = W_ACTIVE
+        elif fin:
+            if is_mem:
+                wi[s, w, WI_ST] = W_LSU
+            else:
+                _retire(s, w, gi, si, wi, ci)
+        if n_iss >= width and not sample:
+            break
+    acc[A_INSTS] += n_iss
+    if n_alu > 0:
+        acc[A_ALU_BUSY] += 1
+    if last >= 0:
+        si[s, SI_RR] = last + 1 if last + 1 < nw else 0
+    lsu_op = -1
+    lsu = 0
+    if si[s, SI_LSU_W] >= 0:
+        lsu_op = pi[PI_OP, si[s, SI_LSU_I]]
+        if (lsu_op == OP_LD and si[s, SI_LSU_PEND] == 0
+                and si[s, SI_MSHR_BUSY] >= int(fp[G_N_MSHR])):
+            lsu = 2                            # a drawn miss still waits for an MSHR
+        elif lsu_op == OP_ST and si[s, SI_SQ_BUSY] >= int(fp[G_SQ_SIZE]):
+            lsu = 3
+        else:
+            lsu = _lsu(s, t, fp, gi, pi, pf, si, acc, wi, done, ci, mi, qrel, chn, rng)
+    load_out = si[s, SI_MSHR_BUSY] > 0
+    if si[s, SI_LEAD_UNTIL] > t:
+        acc[A_LEAD] += 1
+    si[s, SI_GAP] = t + 1
+    if n_iss >= width and not sample:
+        # Full issue: computation (paper 000 section 3.5); the scan stopped early, so only
+        # the counters a busy cycle can touch are updated, and the SM runs again next cycle.
+        acc[A_COMPUTE] += 1
+        acc[A_WARPS] += si[s, SI_LIVE]
+        if load_out:
+            acc[A_LOAD_OUT] += 1
+            acc[A_OVL_COMP] += 1
+        if lsu == 2:
+            acc[A_MEM_STALL] += 1
+        elif lsu == 3:
+            acc[A_WRITE_STALL] += 1
+        si[s, SI_NEXT] = t + 1
+        return n_iss
+
+    # CRISP cycle classification, paper 000 section 3.5. Full-width issue is computation; a
+    # partial issue is computation only with an arithmetic RAW or structural hazard; other
+    # cycles are idle and go through rules A-D in order. There are no branch mispredicts or
+    # fetch stalls in this model, so those terms of the rules never fire.
+    store_out = si[s, SI_SQ_BUSY] > 0
+    full = (si[s, SI_MSHR_BUSY] >= int(fp[G_N_MSHR]) or si[s, SI_SQ_BUSY] >= int(fp[G_SQ_SIZE])
+            or lsu >= 2)
+    cls = A_COMPUTE
+    if n_iss >= width or (n_iss > 0 and (alu_raw or struct)):
+        cls = A_COMPUTE
+    elif (lsu == 1 and lsu_op == OP_SH) or not (load_out or store_out):
+        cls = A_COMPUTE                                    # rule A (bank conflict / no misses)
+    elif load_out:
+        if mem_raw:
+            cls = A_LOAD_STALL                             # rule B: RAW on the LSU
+        elif alu_raw or struct:
+            cls = A_COMPUTE                                # rule B: arithmetic hazard
+        elif full:
+            cls = A_LOAD_STALL                             # rule B: MSHR/LSQ full
+    elif full:
+        cls = A_STORE_STALL                                # rule C
+    # else rule D: computation
+
+    o0 = A_CLASS0
+    sg[s, A_STALL - o0] = 1.0 if (n_iss == 0 and load_out) else 0.0
+    sg[s, A_LOAD_STALL - o0] = 1.0 if cls == A_LOAD_STALL else 0.0
+    sg[s, A_STORE_STALL - o0] = 1.0 if cls == A_STORE_STALL else 0.0
+    sg[s, A_COMPUTE - o0] = 1.0 if cls == A_COMPUTE else 0.0
+    sg[s, A_LOAD_OUT - o0] = 1.0 if load_out else 0.0
+    sg[s, A_OVL_COMP - o0] = 1.0 if (load_out and cls == A_COMPUTE) else 0.0
+    sg[s, A_MEM_STALL - o0] = 1.0 if lsu == 2 else 0.0
+    sg[s, A_WRITE_STALL - o0] = 1.0 if lsu == 3 else 0.0
+    sg[s, A_WARPS - o0] = si[s, SI_LIVE]
+    sg[s, A_EQ_ACTIVE - o0] = n_act
+    sg[s, A_EQ_WAIT - o0] = n_wait
+    sg[s, A_EQ_XALU - o0] = n_xalu
+    sg[s, A_EQ_XMEM - o0] = n_xmem
+    for k in range(A_CLASS0, A_EQ0):
+        acc[k] += sg[s, k - o0]
+    if sample:
+        acc[A_EQ_SAMPLES] += 1
+        acc[A_EQ_ISSUED] += n_iss
+        for k in range(A_EQ0, N_ACC):
+            acc[k] += sg[s, k - o0]
+    if cls == A_LOAD_STALL:
+        si[s, SI_LCP] += 1                     # adjusted LCP: load stalls add 1 cycle each
+
+    if not skip or n_iss > 0 or lsu == 1 or launched:
+        si[s, SI_NEXT] = t + 1
+    else:
+        # Idle: nothing changes before the next operand, return, ack, CTA end or free SFU,
+        # so the classification just stored in sg describes every cycle until then.
+        nxt = ev
+        if si[s, SI_MSHR_NEXT] < nxt:
+            nxt = si[s, SI_MSHR_NEXT]
+        if si[s, SI_SQ_NEXT] < nxt:
+            nxt = si[s, SI_SQ_NEXT]
+        if si[s, SI_CTA_EV] < nxt:
+            nxt = si[s, SI_CTA_EV]
+        si[s, SI_NEXT] = nxt
+    return n_iss
+
+
+@njit(cache=True, inline=_INLINE)
+def _end_interval(t_end, n_sm, si, acc, mi):
+    """Close an interval at cycle t_end: read CRIT and CRISP's critical paths, then restart them.
+
+    Both counters restart at zero each interval (as the papers' counters do per kernel); a miss
+    still outstanding is treated as issued at t_end with a zero timestamp, so an interval's
+    critical path never exceeds its cycles.
+    """
+    for s in range(n_sm):
+        acc[A_CRIT] += si[s, SI_CRIT]
+        acc[A_LCP] += si[s, SI_LCP]
+        si[s, SI_CRIT] = 0
+        si[s, SI_LCP] = 0
+        for k in range(mi.shape[1]):
+            if mi[s, k, MI_REL] >= 0:
+                mi[s, k, MI_MISS] = t_end
+                mi[s, k, MI_TSC] = 0
+                mi[s, k, MI_TSL] = 0
+
+
+@njit(cache=True)
+def initial_fill(gi, pi, si, wi, done, ci):
+    """Hand out the first CTAs round-robin over the SMs, as the GPU's work distributor does."""
+    limit = min(gi[GS_CTA_LIMIT], gi[K_SLOTS])
+    more = True
+    while more:
+        more = False
+        for s in range(gi[GS_N_SM]):
+            if si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
+                _launch(s, 0, gi, pi, si, wi, done, ci)
+                more = True
+
+
+@njit(cache=True)
+def advance(boundary, skip, fp, gi, pi, pf, si, sg, acc, wi, done, ci, mi, qrel, chn, rng):
+    """Simulate until ``boundary`` warp instructions have issued GPU-wide, or the kernel ends.
+
+    The interval ends at the end of the first cycle in which the count reaches the boundary:
+    it may overshoot by at most G_ISSUE_WIDTH * n_sm - 1 instructions. Counters accumulate
+    into ``acc``; gi[GS_T] is left at the first cycle of the next interval (or the end).
+    Returns ST_BOUNDARY, ST_DONE or ST_DEADLOCK.
+    """
+    n_sm = gi[GS_N_SM]
+    launched = np.zeros(n_sm, dtype=np.bool_)
+    while True:
+        t = BIG
+        for s in range(n_sm):
+            if si[s, SI_NEXT] < t:
+                t = si[s, SI_NEXT]
+        limit = min(gi[GS_CTA_LIMIT], gi[K_SLOTS])
+        for s in range(n_sm):
+            if si[s, SI_NEXT] == t:
+                # Each helper is entered only when it has work: entering one costs reference
+                # counting on its array arguments even when inlined.
+                if si[s, SI_GAP] < t:
+                    _flush(s, t - 1, fp, si, sg, acc)
+                if t >= si[s, SI_MSHR_NEXT] or t >= si[s, SI_SQ_NEXT]:
+                    _releases(s, t, si, mi, qrel)
+                if t >= si[s, SI_CTA_EV]:
+                    _complete_ctas(s, t, gi, si, wi, ci)
+                launched[s] = False
+                if si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
+                    launched[s] = _dispatch(s, t, gi, pi, si, wi, done, ci)
+        if gi[GS_CTAS_DONE] == gi[K_N_CTAS]:
+            drained = True
+            for s in range(n_sm):
+                if si[s, SI_MSHR_BUSY] > 0 or si[s, SI_SQ_BUSY] > 0:
+                    drained = False
+            if drained:
+                for s in range(n_sm):
+                    _flush(s, t - 1, fp, si, sg, acc)
+                _end_interval(t, n_sm, si, acc, mi)
+                gi[GS_T] = t
+                return ST_DONE
+        if t >= BIG:
+            return ST_DEADLOCK
+        for s in range(n_sm):
+            if si[s, SI_NEXT] == t:
+                gi[GS_INSTS] += _sm_cycle(s, t, skip, launched[s], fp, gi, pi, pf, si, sg, acc,
+                                          wi, done, ci, mi, qrel, chn, rng)
+        if gi[GS_INSTS] >= boundary:
+            for s in range(n_sm):
+                _flush(s, t, fp, si, sg, acc)
+            _end_interval(t + 1, n_sm, si, acc, mi)
+            gi[GS_T] = t + 1
+            return ST_BOUNDARY
+
+
+@njit(cache=True, inline=_INLINE)
+def _rescale_stamp(x, t, old_ns, new_ns, switch_ns):
+    """A future stamp set by memory-side latency, re-expressed at a new core clock."""
+    if x <= t or x >= BIG:
+        return x
+    left = (x - t) * old_ns - switch_ns
+    if left <= 0.0:
+        return t
+    return t + int(math.ceil(left / new_ns - 1e-9))
+
+
+@njit(cache=True)
+def switch_setting(t, old_ns, new_ns, switch_ns, gi, pi, si, wi, done, ci, mi, qrel):
+    """Re-time in-flight memory requests for a new core clock at cycle t.
+
+    Requests in flight keep their remaining time in ns (their latency is set by the fixed and
+    memory clock domains), less the switching time during which the SMs are halted. Core-
+    clocked stamps (ALU/SFU results) keep their cycles; per-warp and per-CTA completion stamps
+    mix both and are re-timed like memory stamps, an error of at most one ALU latency.
+    """
+    for s in range(gi[GS_N_SM]):
+        nxt = BIG
+        for k in range(mi.shape[1]):
+            if mi[s, k, MI_REL] >= 0:
+                mi[s, k, MI_REL] = _rescale_stamp(mi[s, k, MI_REL], t, old_ns, new_ns, switch_ns)
+                nxt = min(nxt, mi[s, k, MI_REL])
+        si[s, SI_MSHR_NEXT] = nxt
+        nxt = BIG
+        for k in range(qrel.shape[1]):
+            if qrel[s, k] >= 0:
+                qrel[s, k] = _rescale_stamp(qrel[s, k], t, old_ns, new_ns, switch_ns)
+                nxt = min(nxt, qrel[s, k])
+        si[s, SI_SQ_NEXT] = nxt
+        si[s, SI_LEAD_UNTIL] = _rescale_stamp(si[s, SI_LEAD_UNTIL], t, old_ns, new_ns, switch_ns)
+        si[s, SI_LSU_MAXRET] = _rescale_stamp(si[s, SI_LSU_MAXRET], t, old_ns, new_ns, switch_ns)
+        for w in range(wi.shape[1]):
+            if wi[s, w, WI_ST] == W_EMPTY:
+                continue
+            wi[s, w, WI_LD] = _rescale_stamp(wi[s, w, WI_LD], t, old_ns, new_ns, switch_ns)
+            wi[s, w, WI_WAIT] = 0
+            for i in range(done.shape[2]):
+                if pi[PI_OP, i] == OP_LD:
+                    done[s, w, i] = _rescale_stamp(done[s, w, i], t, old_ns, new_ns, switch_ns)
+        nxt = BIG
+        for c in range(ci.shape[1]):
+            if ci[s, c, CI_ST] != 0:
+                ci[s, c, CI_DONE] = _rescale_stamp(ci[s, c, CI_DONE], t, old_ns, new_ns, switch_ns)
+                if ci[s, c, CI_ST] == 2:
+                    nxt = min(nxt, ci[s, c, CI_DONE])
+        si[s, SI_CTA_EV] = nxt
+        si[s, SI_NEXT] = t

@@ -1,0 +1,82 @@
+"""Numbers for ``gpudb bench sim``: simulator speed per process and the jit speed-up.
+
+Speed is simulated warp instructions per second of wall time in this process, after a warm-up
+run so that loading numba's cache is not counted.
+"""
+
+from __future__ import annotations
+
+import time
+
+from sim.config import kernel_from_table, load_gpu, load_suite
+from sim.model import simulate
+
+# The suite kernels timed by default, one per behaviour the issue names.
+BENCH_KERNELS = {"compute": "compute_ilp", "memory": "mem_stream", "store": "store_scatter"}
+
+# A tiny kernel for the jit-versus-Python comparison: loads, ALU, SFU, shared memory, a
+# barrier and stores, on two SMs, so every code path runs.
+TINY_KERNEL = {
+    "name": "tiny_mix", "category": "bench", "ctas": 8, "warps_per_cta": 4,
+    "description": "Synthetic tiny kernel exercising every instruction type (bench only).",
+    "shared_bytes": 1024,
+    "phase": [{"iterations": 32, "body": [
+        {"op": "ld", "id": "a", "trans": 2, "l1_hit": 0.3, "l2_hit": 0.3},
+        {"op": "alu", "n": 3, "dep": "a"},
+        {"op": "sfu", "dep": "prev"},
+        {"op": "shared", "trans": 2},
+        {"op": "bar"},
+        {"op": "st", "trans": 2, "dram_write": 0.5},
+    ]}],
+}
+
+
+def _timed(fn) -> tuple[float, object]:
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def sim_speed(gpu: str = "gtx480", suite: str = "default",
+              kernels: dict[str, str] | None = None) -> list[dict]:
+    """Simulated warp instructions per second (one process) for each kernel, at nominal
+    clocks. Rows: {'case', 'kernel', 'instructions', 'seconds', 'warp_instructions_per_s'}."""
+    g = load_gpu(gpu)
+    s = load_suite(suite)
+    tiny = kernel_from_table(TINY_KERNEL, "bench")
+    simulate(g, tiny, n_sm=2, interval_instructions=200)       # warm-up: load the jit cache
+    rows = []
+    for case, name in (kernels or BENCH_KERNELS).items():
+        seconds, result = _timed(lambda: simulate(g, s.kernel(name)))
+        n = int(result.run["instructions"])
+        rows.append({"case": case, "kernel": f"{s.name}/{name}", "instructions": n,
+                     "seconds": seconds, "warp_instructions_per_s": n / seconds})
+    return rows
+
+
+def jit_speedup(gpu: str = "gtx480") -> dict:
+    """Wall time of the jitted model and of its pure-Python execution on the tiny kernel.
+
+    Returns {'kernel', 'instructions', 'jit_seconds', 'python_seconds', 'speedup'}; the
+    results of the two are identical (tests check it).
+    """
+    g = load_gpu(gpu)
+    tiny = kernel_from_table(TINY_KERNEL, "bench")
+    args = dict(n_sm=2, interval_instructions=200)
+    simulate(g, tiny, **args)                                    # warm-up
+    jit_s, result = _timed(lambda: simulate(g, tiny, **args))
+    py_s, _ = _timed(lambda: simulate(g, tiny, reference=True, **args))
+    return {"kernel": "bench/tiny_mix", "instructions": int(result.run["instructions"]),
+            "jit_seconds": jit_s, "python_seconds": py_s, "speedup": py_s / jit_s}
+
+
+def bench_sim(gpu: str = "gtx480", suite: str = "default") -> list[dict]:
+    """Every figure of ``gpudb bench sim`` as rows {'metric', 'value', 'unit'}."""
+    rows = [{"metric": f"sim_speed_{r['case']}", "value": r["warp_instructions_per_s"],
+             "unit": f"warp instructions/s ({r['kernel']}, {r['instructions']} instructions)"}
+            for r in sim_speed(gpu, suite)]
+    ratio = jit_speedup(gpu)
+    rows.append({"metric": "jit_vs_python", "value": ratio["speedup"],
+                 "unit": f"x faster than pure Python ({ratio['kernel']}, "
+                         f"{ratio['instructions']} instructions)"})
+    return rows

@@ -1,0 +1,382 @@
+"""GPU configurations (fixtures/gpus/*.toml) and kernel suites (fixtures/suites/*.toml).
+
+Both are found by name in the shipped fixture folders (a source checkout or an installed
+wheel, through :func:`gpudb.resources.resource_dir`) or by path. Loading validates everything
+and raises :class:`ConfigError` naming the file, the kernel and the field, so a bad fixture
+never reaches the jitted model.
+
+A kernel is data (DESIGN.md section 4): a grid (``ctas`` x ``warps_per_cta``) and a per-warp
+program of phases, each a loop body run ``iterations`` times. A body is a list of instruction
+groups, e.g. ``{op = "alu", n = 4, dep = "prev"}``:
+
+- ``op``: ``alu``, ``sfu``, ``ld`` (global load), ``st`` (global store), ``shared``, ``bar``.
+- ``n``: repeat count (default 1).
+- ``dep``: producer(s) whose result the instruction waits for (the scoreboard): ``"prev"``
+  (the instruction before it; for the body's first instruction, the body's last one in the
+  previous iteration), a label given by another group's ``id`` (its last instruction), or a
+  list of up to two of these. A label defined later in the body means the previous
+  iteration's instance (a loop-carried dependence). With ``n > 1`` and ``dep = "prev"`` the
+  group is a dependent chain; with a label, all ``n`` wait for that label only.
+- ``ld``: ``trans`` (transactions per warp request: 1 coalesced .. 32 scattered), ``l1_hit``
+  and ``l2_hit`` (hit probabilities per transaction).
+- ``st``: ``trans``, ``dram_write`` (fraction of transactions written through to DRAM; the
+  rest are absorbed by L2).
+- ``shared``: ``trans`` (1 + bank-conflict replays).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from sim import _kernels as K
+
+OPS = {"alu": K.OP_ALU, "sfu": K.OP_SFU, "ld": K.OP_LD, "st": K.OP_ST, "shared": K.OP_SH,
+       "bar": K.OP_BAR}
+MAX_BODY = 128  # instructions per phase body; bounds the per-warp scoreboard array
+
+
+class ConfigError(ValueError):
+    """A GPU or suite file that cannot be used; the message names file, kernel and field."""
+
+
+@dataclass(frozen=True)
+class GpuConfig:
+    """A GPU: structure, latencies, DRAM, P-states and power (units in the field names)."""
+
+    name: str
+    description: str
+    path: str
+    raw: dict                                   # the parsed TOML, stored as gpu.config
+    n_sm: int
+    sm_counts: tuple[int, ...]
+    max_warps_per_sm: int
+    max_ctas_per_sm: int
+    shared_bytes_per_sm: int
+    transaction_bytes: int
+    core_mhz: tuple[float, ...]
+    core_v: tuple[float, ...]
+    nominal_core_mhz: float
+    mem_mhz: tuple[float, ...]
+    mem_v: tuple[float, ...]
+    mem_background_w: tuple[float, ...]
+    nominal_mem_mhz: float
+    switch_ns: float
+    power: dict
+    gp: np.ndarray = field(repr=False)          # G_* parameter vector of sim._kernels
+
+    def core_voltage(self, mhz: float) -> float:
+        """Core voltage at ``mhz``, interpolated linearly between P-states."""
+        return float(np.interp(mhz, self.core_mhz, self.core_v))
+
+    def mem_voltage(self, mhz: float) -> float:
+        return float(np.interp(mhz, self.mem_mhz, self.mem_v))
+
+    def dram_background_w(self, mhz: float) -> float:
+        """DRAM background (standby/refresh) power at memory clock ``mhz``, W."""
+        return float(np.interp(mhz, self.mem_mhz, self.mem_background_w))
+
+    @property
+    def nominal_core_v(self) -> float:
+        return self.core_voltage(self.nominal_core_mhz)
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One synthetic kernel of a suite, with its program compiled to arrays."""
+
+    name: str
+    suite: str
+    category: str
+    description: str
+    raw: dict                                   # the TOML table, stored as kernel.spec
+    ctas: int
+    warps_per_cta: int
+    footprint_bytes: int
+    shared_bytes_per_cta: int
+    program: dict = field(repr=False)           # op, dep0, dep1, trans, pl1, pl2, pwr, ph_*
+
+    @property
+    def kernel_id(self) -> str:
+        return f"{self.suite}/{self.name}"
+
+    @property
+    def warp_instructions(self) -> int:
+        """Warp instructions the whole grid executes."""
+        per_warp = int(np.sum(self.program["ph_len"] * self.program["ph_iters"]))
+        return self.ctas * self.warps_per_cta * per_warp
+
+    def cta_slots(self, gpu: GpuConfig) -> int:
+        """Resident CTAs per SM the hardware allows (warps, CTA and shared-memory limits)."""
+        slots = min(gpu.max_ctas_per_sm, gpu.max_warps_per_sm // self.warps_per_cta)
+        if self.shared_bytes_per_cta > 0:
+            slots = min(slots, gpu.shared_bytes_per_sm // self.shared_bytes_per_cta)
+        return slots
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    path: str
+    kernels: tuple[KernelSpec, ...]
+
+    def kernel(self, name: str) -> KernelSpec:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise ConfigError(f"{self.path}: no kernel named {name!r} "
+                          f"(have: {', '.join(k.name for k in self.kernels)})")
+
+
+def _fixture_dir(kind: str) -> Path:
+    from gpudb.resources import resource_dir
+    return resource_dir(f"fixtures/{kind}")
+
+
+def _resolve(name_or_path: str | Path, kind: str) -> Path:
+    text = str(name_or_path)
+    path = Path(text)
+    if path.suffix == ".toml" or path.exists() or "/" in text:
+        if not path.is_file():
+            raise ConfigError(f"{text}: no such {kind[:-1]} file")
+        return path
+    candidate = _fixture_dir(kind) / f"{text}.toml"
+    if not candidate.is_file():
+        raise ConfigError(f"no {kind[:-1]} named {text!r} (known: {', '.join(available(kind))})")
+    return candidate
+
+
+def available(kind: str) -> list[str]:
+    """Names of the shipped fixtures of a kind: 'gpus' or 'suites'."""
+    return sorted(p.stem for p in _fixture_dir(kind).glob("*.toml"))
+
+
+def _read(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _num(table: dict, key: str, where: str, positive: bool = True, integer: bool = False,
+         default=None):
+    if key not in table:
+        if default is not None:
+            return default
+        raise ConfigError(f"{where}: missing {key!r}")
+    value = table[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{where}: {key!r} must be a number, got {value!r}")
+    if integer and not (isinstance(value, int) or float(value).is_integer()):
+        raise ConfigError(f"{where}: {key!r} must be a whole number, got {value!r}")
+    if (positive and value <= 0) or (not positive and value < 0) or not math.isfinite(value):
+        raise ConfigError(f"{where}: {key!r} must be {'>' if positive else '>='} 0, got {value!r}")
+    return int(value) if integer else float(value)
+
+
+def _list(table: dict, key: str, where: str, n: int | None = None) -> tuple[float, ...]:
+    values = table.get(key)
+    if not isinstance(values, list) or not values:
+        raise ConfigError(f"{where}: {key!r} must be a non-empty list")
+    if n is not None and len(values) != n:
+        raise ConfigError(f"{where}: {key!r} has {len(values)} entries, expected {n}")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            raise ConfigError(f"{where}: {key!r} entries must be positive numbers, got {v!r}")
+    return tuple(float(v) for v in values)
+
+
+def load_gpu(name_or_path: str | Path) -> GpuConfig:
+    """Load a GPU configuration by fixture name (``gtx480``) or TOML path."""
+    path = _resolve(name_or_path, "gpus")
+    raw = _read(path)
+    where = str(path)
+    for section in ("sm", "memory", "core", "mem", "power"):
+        if not isinstance(raw.get(section), dict):
+            raise ConfigError(f"{where}: missing section [{section}]")
+    sm, mem, core, mst, pw = raw["sm"], raw["memory"], raw["core"], raw["mem"], raw["power"]
+    w = f"{where} [sm]"
+    n_sm = _num(sm, "count", w, integer=True)
+    sm_counts = tuple(int(v) for v in _list(sm, "counts", w)) if "counts" in sm else (n_sm,)
+    if max(sm_counts) > n_sm:
+        raise ConfigError(f"{w}: 'counts' exceeds 'count' ({n_sm})")
+    gp = np.zeros(K.N_GP)
+    gp[K.G_ISSUE_WIDTH] = _num(sm, "issue_width", w, integer=True)
+    gp[K.G_ALU_WIDTH] = _num(sm, "alu_width", w, integer=True)
+    gp[K.G_ALU_LAT] = _num(sm, "alu_latency_cycles", w, integer=True)
+    gp[K.G_SFU_LAT] = _num(sm, "sfu_latency_cycles", w, integer=True)
+    gp[K.G_SFU_II] = _num(sm, "sfu_interval_cycles", w, integer=True)
+    gp[K.G_L1_LAT] = _num(sm, "l1_latency_cycles", w, integer=True)
+    gp[K.G_SHARED_LAT] = _num(sm, "shared_latency_cycles", w, integer=True)
+    gp[K.G_N_MSHR] = _num(sm, "mshrs", w, integer=True)
+    gp[K.G_SQ_SIZE] = _num(sm, "store_queue", w, integer=True)
+    gp[K.G_L1_BYTES] = _num(sm, "l1_bytes", w, integer=True)
+    gp[K.G_EQ_PERIOD] = _num(sm, "equalizer_sample_cycles", w, integer=True, default=128)
+    tbytes = _num(sm, "transaction_bytes", w, integer=True)
+    w = f"{where} [memory]"
+    gp[K.G_L2_NS] = _num(mem, "l2_latency_ns", w, positive=False)
+    gp[K.G_L2_CYC] = _num(mem, "l2_latency_cycles", w, positive=False)
+    gp[K.G_DRAM_NS] = _num(mem, "dram_latency_ns", w, positive=False)
+    gp[K.G_DRAM_MEMCYC] = _num(mem, "dram_latency_mem_cycles", w, positive=False)
+    gp[K.G_DRAM_CYC] = _num(mem, "dram_latency_cycles", w, positive=False)
+    gp[K.G_N_CH] = _num(mem, "channels", w, integer=True)
+    gp[K.G_SVC_MEMCYC] = tbytes / _num(mem, "channel_bytes_per_mem_cycle", w)
+    w = f"{where} [core]"
+    core_mhz = _list(core, "mhz", w)
+    core_v = _list(core, "voltage_v", w, len(core_mhz))
+    nominal_core = _num(core, "nominal_mhz", w)
+    w = f"{where} [mem]"
+    mem_mhz = _list(mst, "mhz", w)
+    mem_v = _list(mst, "voltage_v", w, len(mem_mhz))
+    mem_bg = _list(mst, "background_w", w, len(mem_mhz))
+    nominal_mem = _num(mst, "nominal_mhz", w)
+    for name, values, nominal in (("core", core_mhz, nominal_core), ("mem", mem_mhz, nominal_mem)):
+        if list(values) != sorted(set(values)):
+            raise ConfigError(f"{where} [{name}]: 'mhz' must be strictly increasing")
+        if nominal not in values:
+            raise ConfigError(f"{where} [{name}]: nominal_mhz {nominal} is not a P-state")
+    w = f"{where} [power]"
+    power = {k: _num(pw, k, w, positive=False) for k in (
+        "inst_nj", "alu_nj", "sfu_nj", "l1_nj", "shared_nj", "l2_nj", "dram_nj",
+        "core_static_w", "other_w")}
+    return GpuConfig(
+        name=str(raw.get("name", path.stem)), description=str(raw.get("description", "")),
+        path=where, raw=raw, n_sm=n_sm, sm_counts=sm_counts,
+        max_warps_per_sm=_num(sm, "max_warps", f"{where} [sm]", integer=True),
+        max_ctas_per_sm=_num(sm, "max_ctas", f"{where} [sm]", integer=True),
+        shared_bytes_per_sm=_num(sm, "shared_bytes", f"{where} [sm]", integer=True),
+        transaction_bytes=tbytes, core_mhz=core_mhz, core_v=core_v,
+        nominal_core_mhz=nominal_core, mem_mhz=mem_mhz, mem_v=mem_v,
+        mem_background_w=mem_bg, nominal_mem_mhz=nominal_mem,
+        switch_ns=_num(core, "switch_ns", f"{where} [core]", positive=False, default=100.0),
+        power=power, gp=gp)
+
+
+def _compile_phase(body: list, where: str) -> list[tuple]:
+    """Expand a phase body into (op, deps, trans, l1, l2, wr) rows with resolved indices."""
+    if not isinstance(body, list) or not body:
+        raise ConfigError(f"{where}: 'body' must be a non-empty list of instruction tables")
+    rows, labels = [], {}
+    for j, group in enumerate(body):
+        gw = f"{where} instruction {j}"
+        if not isinstance(group, dict):
+            raise ConfigError(f"{gw}: must be a table like {{op = \"alu\"}}")
+        unknown = set(group) - {"op", "n", "dep", "id", "trans", "l1_hit", "l2_hit",
+                                "dram_write"}
+        if unknown:
+            raise ConfigError(f"{gw}: unknown field(s) {', '.join(sorted(unknown))}")
+        op = group.get("op")
+        if op not in OPS:
+            raise ConfigError(f"{gw}: 'op' must be one of {', '.join(OPS)}, got {op!r}")
+        n = _num(group, "n", gw, integer=True, default=1)
+        trans = _num(group, "trans", gw, integer=True, default=1)
+        if trans > 32:
+            raise ConfigError(f"{gw}: 'trans' must be at most 32 (one per thread)")
+        probs = []
+        for key, default in (("l1_hit", 0.0), ("l2_hit", 0.0), ("dram_write", 1.0)):
+            p = _num(group, key, gw, positive=False, default=default)
+            if p > 1:
+                raise ConfigError(f"{gw}: {key!r} must be a probability in [0, 1], got {p}")
+            probs.append(p)
+        dep = group.get("dep", [])
+        deps = [dep] if isinstance(dep, str) else dep
+        if not isinstance(deps, list) or len(deps) > 2 or not all(isinstance(d, str) for d in deps):
+            raise ConfigError(f"{gw}: 'dep' must be \"prev\", a label or a list of up to two")
+        for _ in range(n):
+            # "prev" is the row just before; -1 (first row) becomes the body's last row.
+            resolved = [len(rows) - 1 if d == "prev" else d for d in deps]
+            rows.append([OPS[op], resolved, trans, *probs])
+        if "id" in group:
+            label = group["id"]
+            if not isinstance(label, str) or label == "prev" or label in labels:
+                raise ConfigError(f"{gw}: 'id' must be a new label other than \"prev\"")
+            labels[label] = len(rows) - 1
+    if len(rows) > MAX_BODY:
+        raise ConfigError(f"{where}: body expands to {len(rows)} instructions (max {MAX_BODY})")
+    out = []
+    for op, deps, trans, l1, l2, wr in rows:
+        idx = []
+        for d in deps:
+            if isinstance(d, int):
+                idx.append(d if d >= 0 else len(rows) - 1)
+            elif d in labels:
+                idx.append(labels[d])
+            else:
+                raise ConfigError(f"{where}: dependence on unknown label {d!r}")
+        out.append((op, idx, trans, l1, l2, wr))
+    return out
+
+
+def _compile_kernel(table: dict, suite: str, where: str) -> KernelSpec:
+    name = table.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{where}: every [[kernel]] needs a 'name'")
+    kw = f"{where} kernel {name!r}"
+    for key in ("category", "description"):
+        if not isinstance(table.get(key), str) or not table[key]:
+            raise ConfigError(f"{kw}: missing {key!r}")
+    phases = table.get("phase")
+    if not isinstance(phases, list) or not phases:
+        raise ConfigError(f"{kw}: needs at least one [[kernel.phase]]")
+    op, dep0, dep1, trans, pl1, pl2, pwr, ph_start, ph_len, ph_iters = ([] for _ in range(10))
+    for p, phase in enumerate(phases):
+        pw = f"{kw} phase {p}"
+        iters = _num(phase, "iterations", pw, integer=True)
+        rows = _compile_phase(phase.get("body"), pw)
+        base = len(op)
+        ph_start.append(base)
+        ph_len.append(len(rows))
+        ph_iters.append(iters)
+        for o, idx, tr, l1, l2, wr in rows:
+            op.append(o)
+            dep0.append(base + idx[0] if len(idx) > 0 else -1)
+            dep1.append(base + idx[1] if len(idx) > 1 else -1)
+            trans.append(tr)
+            pl1.append(l1)
+            pl2.append(l2)
+            pwr.append(wr)
+    i64 = np.int64
+    program = {
+        "op": np.array(op, i64), "dep0": np.array(dep0, i64), "dep1": np.array(dep1, i64),
+        "trans": np.array(trans, i64), "pl1": np.array(pl1, float), "pl2": np.array(pl2, float),
+        "pwr": np.array(pwr, float), "ph_start": np.array(ph_start, i64),
+        "ph_len": np.array(ph_len, i64), "ph_iters": np.array(ph_iters, i64),
+    }
+    return KernelSpec(
+        name=name, suite=suite, category=table["category"], description=table["description"],
+        raw=table, ctas=_num(table, "ctas", kw, integer=True),
+        warps_per_cta=_num(table, "warps_per_cta", kw, integer=True),
+        footprint_bytes=_num(table, "footprint_bytes", kw, positive=False, integer=True,
+                             default=0),
+        shared_bytes_per_cta=_num(table, "shared_bytes", kw, positive=False, integer=True,
+                                  default=0),
+        program=program)
+
+
+def load_suite(name_or_path: str | Path) -> Suite:
+    """Load a kernel suite by fixture name (``default``, ``micro``) or TOML path."""
+    path = _resolve(name_or_path, "suites")
+    raw = _read(path)
+    where = str(path)
+    name = str(raw.get("name", path.stem))
+    kernels = raw.get("kernel")
+    if not isinstance(kernels, list) or not kernels:
+        raise ConfigError(f"{where}: no [[kernel]] tables")
+    specs = tuple(_compile_kernel(k, name, where) for k in kernels)
+    names = [k.name for k in specs]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigError(f"{where}: duplicate kernel name(s) {', '.join(dupes)}")
+    return Suite(name=name, description=str(raw.get("description", "")), path=where,
+                 kernels=specs)
+
+
+def kernel_from_table(table: dict, suite: str = "adhoc") -> KernelSpec:
+    """Compile a kernel given as a dict shaped like a suite's [[kernel]] table (tests, tools)."""
+    return _compile_kernel(table, suite, f"<{suite}>")

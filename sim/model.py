@@ -1,0 +1,404 @@
+"""Public wrappers of the simulator: validate, allocate, seed, run, turn counters into rows.
+
+:func:`simulate` runs one kernel at one setting (or under a controller) and returns the run row
+and its intervals as a ``pyarrow.Table`` whose columns are exactly those of the ``interval``
+table (schema/0001_core_tables.sql). :class:`Simulation` is the closed-loop hook: ``step()``
+advances the jitted state by one interval, ``apply()`` changes core MHz, memory MHz and the CTA
+limit for the next one, charging the switching time (paper 000 section 4: 100 ns).
+
+Intervals are cut by work: interval k ends at the end of the first cycle in which the GPU-wide
+count of issued warp instructions reaches (k+1) * interval_instructions. Instructions issued in
+that cycle all belong to interval k, so an interval overshoots its boundary by at most
+issue_width * n_sm - 1 warp instructions (29 on gtx480, 0.03% of the default 100,000), and the
+next interval is short by the same amount; the boundaries themselves never drift.
+
+Counter conventions (paper 000 section 4 averages counters over the SMs of the power domain):
+cycle counters (``*_cycles``, ``miss_contributors``, ``eq_*``, ``active_warps_avg``) are per-SM
+values averaged over the active SMs; instruction and transaction counts are GPU-wide totals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import NamedTuple, Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from sim import SIM_VERSION
+from sim import _kernels as K
+from sim.config import GpuConfig, KernelSpec, load_gpu
+
+DEFAULT_INTERVAL_INSTRUCTIONS = 100_000
+
+# The interval table's columns, in schema order, with their Arrow types.
+INTERVAL_COLUMNS: list[tuple[str, pa.DataType]] = [
+    ("run_id", pa.string()), ("idx", pa.int32()), ("core_mhz", pa.float64()),
+    ("mem_mhz", pa.float64()), ("ctas_per_sm", pa.int32()), ("start_ns", pa.float64()),
+    ("time_ns", pa.float64()), ("switch_ns", pa.float64()), ("cycles", pa.float64()),
+    ("instructions", pa.int64()),
+    ("stall_cycles", pa.float64()), ("leading_load_cycles", pa.float64()),
+    ("miss_contributors", pa.float64()), ("crit_path_cycles", pa.float64()),
+    ("crisp_lcp_cycles", pa.float64()), ("crisp_load_stall_cycles", pa.float64()),
+    ("crisp_store_stall_cycles", pa.float64()), ("load_outstanding_cycles", pa.float64()),
+    ("load_overlap_compute_cycles", pa.float64()), ("dram_min_ns", pa.float64()),
+    ("prefetch_stall_cycles", pa.float64()),
+    ("eq_samples", pa.float64()), ("eq_active_warps", pa.float64()),
+    ("eq_waiting_warps", pa.float64()), ("eq_xalu_warps", pa.float64()),
+    ("eq_xmem_warps", pa.float64()), ("eq_issued_warps", pa.float64()),
+    ("alu_insts", pa.int64()), ("sfu_insts", pa.int64()), ("gld_insts", pa.int64()),
+    ("gst_insts", pa.int64()), ("shared_insts", pa.int64()), ("barrier_insts", pa.int64()),
+    ("gld_transactions", pa.int64()), ("gst_transactions", pa.int64()),
+    ("l1_accesses", pa.int64()), ("l1_hits", pa.int64()), ("l2_accesses", pa.int64()),
+    ("l2_hits", pa.int64()), ("dram_reads", pa.int64()), ("dram_writes", pa.int64()),
+    ("shared_transactions", pa.int64()),
+    ("alu_busy_cycles", pa.float64()), ("sfu_busy_cycles", pa.float64()),
+    ("mem_unit_busy_cycles", pa.float64()), ("mem_unit_stall_cycles", pa.float64()),
+    ("write_unit_stall_cycles", pa.float64()), ("active_warps_avg", pa.float64()),
+    ("occupancy", pa.float64()),
+    ("core_dynamic_j", pa.float64()), ("core_static_j", pa.float64()),
+    ("dram_dynamic_j", pa.float64()), ("dram_static_j", pa.float64()), ("other_j", pa.float64()),
+]
+
+# Per-SM counters averaged over SMs: column -> accumulator index.
+_PER_SM = {
+    "stall_cycles": K.A_STALL, "leading_load_cycles": K.A_LEAD,
+    "miss_contributors": K.A_MISS, "crit_path_cycles": K.A_CRIT,
+    "crisp_lcp_cycles": K.A_LCP, "crisp_load_stall_cycles": K.A_LOAD_STALL,
+    "crisp_store_stall_cycles": K.A_STORE_STALL, "load_outstanding_cycles": K.A_LOAD_OUT,
+    "load_overlap_compute_cycles": K.A_OVL_COMP, "eq_samples": K.A_EQ_SAMPLES,
+    "eq_active_warps": K.A_EQ_ACTIVE, "eq_waiting_warps": K.A_EQ_WAIT,
+    "eq_xalu_warps": K.A_EQ_XALU, "eq_xmem_warps": K.A_EQ_XMEM,
+    "eq_issued_warps": K.A_EQ_ISSUED, "alu_busy_cycles": K.A_ALU_BUSY,
+    "sfu_busy_cycles": K.A_SFU_BUSY, "mem_unit_busy_cycles": K.A_MEM_BUSY,
+    "mem_unit_stall_cycles": K.A_MEM_STALL, "write_unit_stall_cycles": K.A_WRITE_STALL,
+}
+# GPU-wide event counts: column -> accumulator index.
+_TOTALS = {
+    "instructions": K.A_INSTS, "alu_insts": K.A_ALU, "sfu_insts": K.A_SFU,
+    "gld_insts": K.A_GLD, "gst_insts": K.A_GST, "shared_insts": K.A_SHARED,
+    "barrier_insts": K.A_BAR, "gld_transactions": K.A_GLD_TRANS,
+    "gst_transactions": K.A_GST_TRANS, "l1_accesses": K.A_L1_ACC, "l1_hits": K.A_L1_HIT,
+    "l2_accesses": K.A_L2_ACC, "l2_hits": K.A_L2_HIT, "dram_reads": K.A_DRAM_RD,
+    "dram_writes": K.A_DRAM_WR, "shared_transactions": K.A_SH_TRANS,
+}
+
+
+class SimulationError(RuntimeError):
+    """The model reached a state it cannot leave (a bug or an impossible kernel)."""
+
+
+class Setting(NamedTuple):
+    """What a controller sets for the next interval."""
+
+    core_mhz: float
+    mem_mhz: float
+    ctas_per_sm: int
+
+
+class Controller(Protocol):
+    """Closed-loop controller: ``name`` becomes the run's ``policy``.
+
+    ``decide`` sees the interval just finished (a dict with the interval columns) and the
+    setting it ran at, and returns the setting for the next interval.
+    """
+
+    name: str
+
+    def decide(self, idx: int, row: dict, setting: Setting) -> Setting: ...
+
+
+class FixedController:
+    """Keeps the setting it is given: reproduces a fixed run exactly."""
+
+    name = "fixed"
+
+    def decide(self, idx: int, row: dict, setting: Setting) -> Setting:
+        return setting
+
+
+@dataclass
+class SimResult:
+    """A finished simulation: ``run`` holds the run-table fields (without experiment and
+    timestamps), ``intervals`` the interval rows, ``extra`` per-interval diagnostics that have
+    no column (e.g. CRISP's computation cycles, which complete the cycle classification)."""
+
+    run: dict
+    intervals: pa.Table
+    extra: dict = field(default_factory=dict)
+
+
+def run_id(gpu: GpuConfig, kernel: KernelSpec, core_mhz: float, mem_mhz: float, n_sm: int,
+           ctas_per_sm: int | None, interval_instructions: int, seed: int,
+           policy: str = "fixed") -> str:
+    """Content hash of a run's inputs and SIM_VERSION (hex sha256)."""
+    payload = {
+        "gpu": gpu.raw, "kernel": kernel.raw, "suite": kernel.suite,
+        "core_mhz": float(core_mhz), "mem_mhz": float(mem_mhz), "n_sm": int(n_sm),
+        "ctas_per_sm": None if ctas_per_sm is None else int(ctas_per_sm),
+        "interval_instructions": int(interval_instructions), "seed": int(seed),
+        "policy": policy, "sim_version": SIM_VERSION,
+    }
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _engine(reference: bool):
+    if reference:
+        from sim import reference as ref
+        return ref.kernels()
+    return K
+
+
+class Simulation:
+    """One kernel on one GPU, advanced interval by interval (the closed-loop hook).
+
+    gpu: a GpuConfig or fixture name. core_mhz / mem_mhz: start setting (default nominal).
+    n_sm: active SMs (default all). ctas_per_sm: CTA limit for launches (default the
+    hardware's). seed: seeds the per-SM random streams (L1/L2 hits, DRAM channels).
+    skip: skip cycles in which nothing can happen (counters are identical either way).
+    reference: run the pure-Python execution of the same kernels (tiny cases only).
+    """
+
+    def __init__(self, gpu: GpuConfig | str, kernel: KernelSpec, core_mhz: float | None = None,
+                 mem_mhz: float | None = None, n_sm: int | None = None,
+                 ctas_per_sm: int | None = None,
+                 interval_instructions: int = DEFAULT_INTERVAL_INSTRUCTIONS, seed: int = 0,
+                 skip: bool = True, reference: bool = False):
+        self.gpu = gpu = load_gpu(gpu) if isinstance(gpu, str) else gpu
+        self.kernel = kernel
+        self.n_sm = gpu.n_sm if n_sm is None else int(n_sm)
+        if not 1 <= self.n_sm <= gpu.n_sm:
+            raise ValueError(f"n_sm must be in 1..{gpu.n_sm}, got {n_sm}")
+        if interval_instructions <= 0:
+            raise ValueError("interval_instructions must be positive")
+        self.slots = kernel.cta_slots(gpu)
+        if self.slots < 1:
+            raise ValueError(f"kernel {kernel.name!r} does not fit on one {gpu.name} SM")
+        self.requested_ctas = ctas_per_sm
+        self.interval_instructions = int(interval_instructions)
+        self.seed = int(seed)
+        self.skip = bool(skip)
+        self.k = _engine(reference)
+        self.setting = Setting(float(core_mhz or gpu.nominal_core_mhz),
+                               float(mem_mhz or gpu.nominal_mem_mhz),
+                               self._cta_limit(ctas_per_sm))
+        self._check(self.setting)
+        self._allocate()
+        self.idx = 0
+        self.start_ns = 0.0
+        self.pending_switch_ns = 0.0
+        self.finished = False
+        self.rows: list[dict] = []
+        self.extra: dict[str, list] = {"crisp_compute_cycles": [], "end_cycle": []}
+
+    def _cta_limit(self, ctas: int | None) -> int:
+        if ctas is None:
+            return self.slots
+        if ctas < 1:
+            raise ValueError(f"ctas_per_sm must be >= 1, got {ctas}")
+        return min(int(ctas), self.slots)
+
+    def _check(self, s: Setting) -> None:
+        g = self.gpu
+        if not g.core_mhz[0] <= s.core_mhz <= g.core_mhz[-1]:
+            raise ValueError(f"core_mhz {s.core_mhz} outside {g.name}'s "
+                             f"{g.core_mhz[0]:g}-{g.core_mhz[-1]:g} MHz")
+        if not g.mem_mhz[0] <= s.mem_mhz <= g.mem_mhz[-1]:
+            raise ValueError(f"mem_mhz {s.mem_mhz} outside {g.name}'s "
+                             f"{g.mem_mhz[0]:g}-{g.mem_mhz[-1]:g} MHz")
+
+    def _allocate(self) -> None:
+        g, kern, n = self.gpu, self.kernel, self.n_sm
+        prog = kern.program
+        i64 = np.int64
+        n_inst, n_ph = len(prog["op"]), len(prog["ph_start"])
+        self.pi = np.zeros((K.N_PI, max(n_inst, n_ph)), i64)
+        for row, key in ((K.PI_OP, "op"), (K.PI_DEP0, "dep0"), (K.PI_DEP1, "dep1"),
+                         (K.PI_TRANS, "trans")):
+            self.pi[row, :n_inst] = prog[key]
+        for row, key in ((K.PI_PH_START, "ph_start"), (K.PI_PH_LEN, "ph_len"),
+                         (K.PI_PH_ITERS, "ph_iters")):
+            self.pi[row, :n_ph] = prog[key]
+        self.pf = np.stack([prog["pl1"], prog["pl2"], prog["pwr"]])
+        self.fp = np.zeros(K.N_FP)
+        self.fp[:K.N_GP] = g.gp
+        self.fp[K.R_CORE_MHZ] = self.setting.core_mhz
+        self.fp[K.R_MEM_MHZ] = self.setting.mem_mhz
+        self.fp[K.R_CYC_NS] = 1000.0 / self.setting.core_mhz
+        self.gi = np.zeros(K.N_GI, i64)
+        self.gi[K.K_N_CTAS] = kern.ctas
+        self.gi[K.K_WPC] = kern.warps_per_cta
+        self.gi[K.K_N_PH] = n_ph
+        self.gi[K.K_SLOTS] = self.slots
+        self.gi[K.K_FOOT] = kern.footprint_bytes
+        self.gi[K.GS_CTA_LIMIT] = self.setting.ctas_per_sm
+        self.gi[K.GS_N_SM] = n
+        self.si = np.zeros((n, K.N_SI), i64)
+        self.si[:, K.SI_LSU_W] = -1
+        self.si[:, K.SI_LSU_PEND] = -1
+        for col in (K.SI_MSHR_NEXT, K.SI_SQ_NEXT, K.SI_CTA_EV):
+            self.si[:, col] = K.BIG
+        self.sg = np.zeros((n, K.N_ACC - K.A_CLASS0))
+        self.acc = np.zeros(K.N_ACC)
+        n_w = self.slots * kern.warps_per_cta
+        self.wi = np.zeros((n, n_w, K.N_WI), i64)
+        self.done = np.zeros((n, n_w, n_inst), i64)
+        self.ci = np.zeros((n, self.slots, K.N_CI), i64)
+        self.mi = np.zeros((n, int(g.gp[K.G_N_MSHR]), K.N_MI), i64)
+        self.mi[:, :, K.MI_REL] = -1
+        self.qrel = np.full((n, int(g.gp[K.G_SQ_SIZE])), -1, i64)
+        self.chn = np.zeros((2, int(g.gp[K.G_N_CH])))
+        # One independent stream per SM, drawn from a numpy Generator seeded by the run's seed.
+        self.rng = np.random.default_rng(self.seed).integers(
+            0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
+        self.k.initial_fill(self.gi, self.pi, self.si, self.wi, self.done, self.ci)
+
+    def _state(self) -> tuple:
+        return (self.fp, self.gi, self.pi, self.pf, self.si, self.sg, self.acc, self.wi,
+                self.done, self.ci, self.mi, self.qrel, self.chn, self.rng)
+
+    def apply(self, setting: Setting) -> None:
+        """Run the next interval at ``setting``; a V/F change halts the SMs for switch_ns."""
+        setting = Setting(float(setting.core_mhz), float(setting.mem_mhz),
+                          self._cta_limit(setting.ctas_per_sm))
+        self._check(setting)
+        old = self.setting
+        t = int(self.gi[K.GS_T])
+        if (setting.core_mhz, setting.mem_mhz) != (old.core_mhz, old.mem_mhz):
+            old_ns = 1000.0 / old.core_mhz
+            new_ns = 1000.0 / setting.core_mhz
+            switch = self.gpu.switch_ns
+            now_ns = self.fp[K.R_SEG_NS] + (t - self.fp[K.R_SEG_CYC]) * old_ns
+            self.k.switch_setting(t, old_ns, new_ns, switch, self.gi, self.pi, self.si,
+                                  self.wi, self.done, self.ci, self.mi, self.qrel)
+            self.fp[K.R_CORE_MHZ] = setting.core_mhz
+            self.fp[K.R_MEM_MHZ] = setting.mem_mhz
+            self.fp[K.R_CYC_NS] = new_ns
+            self.fp[K.R_SEG_NS] = now_ns + switch
+            self.fp[K.R_SEG_CYC] = t
+            self.pending_switch_ns += switch
+        if setting.ctas_per_sm != old.ctas_per_sm:
+            self.gi[K.GS_CTA_LIMIT] = setting.ctas_per_sm
+            self.si[:, K.SI_NEXT] = np.minimum(self.si[:, K.SI_NEXT], t)
+        self.setting = setting
+
+    def step(self) -> dict | None:
+        """Simulate one interval; returns its row (interval columns, without run_id) or None
+        once the kernel has finished."""
+        if self.finished:
+            return None
+        t0 = int(self.gi[K.GS_T])
+        self.acc[:] = 0.0
+        self.chn[K.CH_BUSY] = 0.0
+        boundary = (self.idx + 1) * self.interval_instructions
+        status = self.k.advance(boundary, self.skip, *self._state())
+        if status == K.ST_DEADLOCK:
+            raise SimulationError(f"{self.kernel.kernel_id} on {self.gpu.name}: no event left "
+                                  "but the kernel has not finished")
+        if status == K.ST_DONE:
+            self.finished = True
+        cycles = int(self.gi[K.GS_T]) - t0
+        if cycles == 0 and self.acc[K.A_INSTS] == 0:
+            return None
+        row = self._row(cycles)
+        self.rows.append(row)
+        self.extra["crisp_compute_cycles"].append(self.acc[K.A_COMPUTE] / self.n_sm)
+        self.extra["end_cycle"].append(int(self.gi[K.GS_T]))
+        self.idx += 1
+        return row
+
+    def _row(self, cycles: int) -> dict:
+        s, g, acc, n = self.setting, self.gpu, self.acc, self.n_sm
+        switch = self.pending_switch_ns
+        self.pending_switch_ns = 0.0
+        time_ns = cycles * 1000.0 / s.core_mhz + switch
+        row = {"idx": self.idx, "core_mhz": s.core_mhz, "mem_mhz": s.mem_mhz,
+               "ctas_per_sm": s.ctas_per_sm, "start_ns": self.start_ns, "time_ns": time_ns,
+               "switch_ns": switch, "cycles": float(cycles)}
+        self.start_ns += time_ns
+        for col, a in _TOTALS.items():
+            row[col] = int(acc[a])
+        for col, a in _PER_SM.items():
+            row[col] = acc[a] / n
+        # CRIT+BW's least DRAM time (paper 004 section 3.2.2): the interval minus the slack of
+        # the least-slack channel, i.e. the busiest channel's service time.
+        row["dram_min_ns"] = float(self.chn[K.CH_BUSY].max())
+        row["prefetch_stall_cycles"] = 0.0      # no prefetcher in this model
+        row["active_warps_avg"] = acc[K.A_WARPS] / n / cycles if cycles else 0.0
+        row["occupancy"] = row["active_warps_avg"] / g.max_warps_per_sm
+        row.update(self._energy(row, time_ns))
+        return row
+
+    def _energy(self, row: dict, time_ns: float) -> dict:
+        """Energy of an interval, J (DESIGN.md section 4; paper 000 section 4).
+
+        Core dynamic: SM events x energy per event x (V/V0)^2, plus L2/interconnect accesses
+        (fixed domain, unscaled). Core static: leakage x (V/V0) (paper 000 section 4:
+        P_static ~ v), for the active SMs' share of the chip. DRAM: per-transaction energy plus
+        background power of the memory P-state. Other: constant board power.
+        """
+        g, p, s = self.gpu, self.gpu.power, self.setting
+        v = g.core_voltage(s.core_mhz) / g.nominal_core_v
+        sm_nj = (row["instructions"] * p["inst_nj"] + row["alu_insts"] * p["alu_nj"]
+                 + row["sfu_insts"] * p["sfu_nj"] + row["l1_accesses"] * p["l1_nj"]
+                 + row["shared_transactions"] * p["shared_nj"])
+        seconds = time_ns * 1e-9
+        return {
+            "core_dynamic_j": (sm_nj * v * v + row["l2_accesses"] * p["l2_nj"]) * 1e-9,
+            "core_static_j": p["core_static_w"] * v * (self.n_sm / g.n_sm) * seconds,
+            "dram_dynamic_j": (row["dram_reads"] + row["dram_writes"]) * p["dram_nj"] * 1e-9,
+            "dram_static_j": g.dram_background_w(s.mem_mhz) * seconds,
+            "other_j": p["other_w"] * seconds,
+        }
+
+    def run(self, controller: Controller | None = None) -> SimResult:
+        """Run to the end, letting ``controller`` choose each next interval's setting."""
+        start = self.setting
+        while True:
+            row = self.step()
+            if row is None:
+                break
+            if controller is not None and not self.finished:
+                self.apply(controller.decide(row["idx"], row, self.setting))
+        policy = "fixed" if controller is None else controller.name
+        rid = run_id(self.gpu, self.kernel, start.core_mhz, start.mem_mhz, self.n_sm,
+                     self.requested_ctas, self.interval_instructions, self.seed, policy)
+        return self._result(rid, start, policy)
+
+    def _result(self, rid: str, start: Setting, policy: str) -> SimResult:
+        rows = self.rows
+        columns = {}
+        for name, typ in INTERVAL_COLUMNS:
+            if name == "run_id":
+                columns[name] = pa.array([rid] * len(rows), typ)
+            else:
+                columns[name] = pa.array([r[name] for r in rows], typ)
+        table = pa.table(columns)
+        energy = sum(r[c] for r in rows for c in ("core_dynamic_j", "core_static_j",
+                                                   "dram_dynamic_j", "dram_static_j", "other_j"))
+        run = {
+            "run_id": rid, "source": "sim", "kernel_id": self.kernel.kernel_id,
+            "gpu_id": self.gpu.name, "policy": policy, "core_mhz": start.core_mhz,
+            "mem_mhz": start.mem_mhz, "n_sm": self.n_sm, "ctas_per_sm": start.ctas_per_sm,
+            "interval_instructions": self.interval_instructions, "seed": self.seed,
+            "time_ns": sum(r["time_ns"] for r in rows), "energy_j": energy,
+            "instructions": sum(r["instructions"] for r in rows), "input_hash": rid,
+        }
+        extra = {k: np.asarray(v) for k, v in self.extra.items()}
+        return SimResult(run=run, intervals=table, extra=extra)
+
+
+def simulate(gpu: GpuConfig | str, kernel: KernelSpec, core_mhz: float | None = None,
+             mem_mhz: float | None = None, n_sm: int | None = None,
+             ctas_per_sm: int | None = None,
+             interval_instructions: int = DEFAULT_INTERVAL_INSTRUCTIONS, seed: int = 0,
+             controller: Controller | None = None, skip: bool = True,
+             reference: bool = False) -> SimResult:
+    """Simulate ``kernel`` on ``gpu`` from the given setting (defaults: nominal clocks, all
+    SMs, the hardware CTA limit); with ``controller`` the setting may change per interval."""
+    sim = Simulation(gpu, kernel, core_mhz, mem_mhz, n_sm, ctas_per_sm, interval_instructions,
+                     seed, skip=skip, reference=reference)
+    return sim.run(controller)

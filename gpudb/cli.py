@@ -412,6 +412,84 @@ def materialize(obj: Context):
 
 
 @cli.group()
+def evaluate():
+    """The papers' evaluations on the database's runs, as tables.
+
+    Example:
+
+        gpudb evaluate accuracy --gpu gtx480 --suite default
+    """
+
+
+@evaluate.command("accuracy")
+@click.option("--gpu", default="gtx480", show_default=True, help="GPU to evaluate.")
+@click.option("--suite", default="default", show_default=True, help="Kernel suite.")
+@click.option("--base-mhz", type=float,
+              help="Base core MHz (default: the GPU's highest core P-state, 700 on gtx480).")
+@click.option("--granularity", type=click.Choice(["run", "interval"]), default="run",
+              show_default=True, help="Predict whole runs or single intervals.")
+@click.option("--sweep/--no-sweep", "do_sweep", default=True, show_default=True,
+              help="Simulate the suite first if the database has no runs of it.")
+@output_options
+@click.pass_obj
+@friendly_errors
+def evaluate_accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep, fmt):
+    """Each predictor's MAPE from the base core P-state to every other one (paper 000
+    figure 8, with the paper's averages beside ours), then per kernel (figure 9).
+
+    Example:
+
+        gpudb --db sim.duckdb evaluate accuracy --gpu gtx480 --suite default
+    """
+    from gpudb.evaluate import accuracy_tables
+    from sim.config import ConfigError, load_suite
+
+    try:
+        suite_name = load_suite(suite).name  # a path names its suite inside the file
+    except ConfigError as exc:
+        raise GpudbError(str(exc)) from None
+    if not Path(obj.path).exists() or _needs_sweep(obj, gpu, suite_name):
+        command = f"gpudb --db {obj.path} sweep --gpu {gpu} --suite {suite}"
+        if not do_sweep or obj.read_only:
+            raise GpudbError(f"no simulated runs of suite {suite} on {gpu} in {obj.path}; "
+                             f"run: {command}")
+        click.echo(f"no runs of suite {suite} on {gpu} yet: {command}", err=True)
+        click.get_current_context().invoke(sweep, gpu=gpu, suite=suite, kernels=(),
+                                           core_mhz=None, mem_mhz=_nominal_mem(gpu), sms=None,
+                                           ctas=None, interval_instructions=None, seed=0,
+                                           jobs=os.cpu_count() or 1, experiment=None)
+    con = obj.connect(read_only=True)
+    try:
+        per_predictor, per_kernel = accuracy_tables(con, gpu, suite_name, base_mhz, granularity)
+    finally:
+        con.close()
+    if fmt == "table":
+        click.echo(f"MAPE (%) by predictor and target core MHz, {granularity} granularity, "
+                   f"{gpu}, suite {suite_name}:")
+    output_rows(per_predictor.columns, per_predictor.rows, fmt)
+    if fmt == "table":
+        click.echo(f"\nMAPE (%) by kernel, over all targets:")
+    output_rows(per_kernel.columns, per_kernel.rows, fmt)
+
+
+def _needs_sweep(obj: Context, gpu: str, suite: str) -> bool:
+    from gpudb.evaluate import missing_sweep
+
+    con = obj.connect(read_only=True)
+    try:
+        return missing_sweep(con, gpu, suite)
+    finally:
+        con.close()
+
+
+def _nominal_mem(gpu: str) -> list[float]:
+    """The paper 000 evaluation scales the core clock only: memory stays at its nominal."""
+    from sim.config import load_gpu
+
+    return [load_gpu(gpu).nominal_mem_mhz]
+
+
+@cli.group()
 def bench():
     """Benchmarks that print a figure next to a reference measured in the same run.
 

@@ -3,7 +3,8 @@
    negative that it under-predicts. Also the share of predictions that are over.
    Parameters: :granularity  'run' (default) or 'interval'
                :base_mhz     base core MHz (default: each GPU's highest core P-state)
-               :gpu_id       one GPU (default: every GPU) */
+               :gpu_id       one GPU (default: every GPU)
+               :suite        one kernel suite (default: every suite) */
 WITH top AS (
     SELECT gpu_id, max(freq_mhz) AS top_core_mhz
     FROM pstate
@@ -20,6 +21,7 @@ scored AS (
     WHERE p.granularity = coalesce(CAST(:granularity AS TEXT), 'run')
       AND p.base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), t.top_core_mhz)
       AND (CAST(:gpu_id AS TEXT) IS NULL OR p.gpu_id = CAST(:gpu_id AS TEXT))
+      AND (CAST(:suite AS TEXT) IS NULL OR p.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
       AND p.target_core_mhz <> p.base_core_mhz
       AND p.predicted_ns IS NOT NULL
       AND p.actual_ns IS NOT NULL

@@ -1,7 +1,8 @@
 /* Per kernel, each predictor's mean absolute percentage error over all target core P-states
    (paper 000 figure 9), from the base core MHz at whole-run granularity.
    Parameters: :base_mhz  base core MHz (default: each GPU's highest core P-state)
-               :gpu_id    one GPU (default: every GPU) */
+               :gpu_id    one GPU (default: every GPU)
+               :suite     one kernel suite (default: every suite) */
 WITH top AS (
     SELECT gpu_id, max(freq_mhz) AS top_core_mhz
     FROM pstate
@@ -19,6 +20,7 @@ scored AS (
     WHERE p.granularity = 'run'
       AND p.base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), t.top_core_mhz)
       AND (CAST(:gpu_id AS TEXT) IS NULL OR p.gpu_id = CAST(:gpu_id AS TEXT))
+      AND (CAST(:suite AS TEXT) IS NULL OR p.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
       AND p.target_core_mhz <> p.base_core_mhz
       AND p.actual_ns IS NOT NULL
 )

@@ -4,7 +4,8 @@
    core MHz to every other core P-state, at the base run's memory clock and SM count.
    Parameters: :granularity  'run' (default) or 'interval'
                :base_mhz     base core MHz (default: each GPU's highest core P-state)
-               :gpu_id       one GPU (default: every GPU) */
+               :gpu_id       one GPU (default: every GPU)
+               :suite        one kernel suite (default: every suite) */
 WITH top AS (
     SELECT gpu_id, max(freq_mhz) AS top_core_mhz
     FROM pstate
@@ -21,6 +22,7 @@ scored AS (
     WHERE p.granularity = coalesce(CAST(:granularity AS TEXT), 'run')
       AND p.base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), t.top_core_mhz)
       AND (CAST(:gpu_id AS TEXT) IS NULL OR p.gpu_id = CAST(:gpu_id AS TEXT))
+      AND (CAST(:suite AS TEXT) IS NULL OR p.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
       AND p.target_core_mhz <> p.base_core_mhz
       AND p.predicted_ns IS NOT NULL
       AND p.actual_ns IS NOT NULL

@@ -437,9 +437,12 @@ def _lsu(s, t, fp, gi, pi, pf, si, acc, wi, done, ci, mi, qrel, chn, rng):
             k = 0
             while mi[s, k, MI_REL] >= 0:
                 k += 1
-            if si[s, SI_MSHR_BUSY] == 0:
-                # A miss with no other load miss outstanding: a leading load (LEAD) and a
-                # contributor miss (MISS), paper 000 section 2.1, counted from the L1 miss.
+            if si[s, SI_LEAD_UNTIL] <= t:
+                # A miss while no leading load is outstanding starts a new cluster: it is a
+                # leading load (LEAD) and a contributor miss (MISS), counted from the L1 miss
+                # (paper 000 section 2). Misses overlapping the leading load are not, even if
+                # they outlive it: in figure 6, D leads after B returns although C is still
+                # outstanding (LEAD = A + B + D = 18, MISS = 3 misses).
                 si[s, SI_LEAD_UNTIL] = ret
                 acc[A_MISS] += 1
             mi[s, k, MI_REL] = ret

@@ -1,0 +1,55 @@
+"""`gpudb evaluate`: the papers' evaluations as tables, on the database's runs.
+
+Accuracy (paper 000 section 5.1, figures 8-9): every predictor from the base core P-state to
+every other one, per target and per kernel, next to the figures paper 000 reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+from gpudb.db import first_row
+from gpudb.queries import run_query
+
+PREDICTORS = ("proportional", "stall", "lead", "miss", "crit", "critbw", "crisp", "crispl")
+
+# Paper 000 section 5.1 / abstract: average MAPE from 700 MHz to the other P-states, Rodinia on
+# a GTX 480 in GPGPU-Sim (section 5.3 for CRISP-L). None: the paper gives no figure.
+PAPER_000_MAPE_PCT = {"stall": 35.0, "lead": 11.0, "crit": 11.0, "crisp": 4.0, "crispl": 4.66}
+
+
+def missing_sweep(con: duckdb.DuckDBPyConnection, gpu: str, suite: str) -> bool:
+    """True when the database has no fixed simulated runs of `suite` on `gpu`."""
+    return first_row(con.execute(
+        "SELECT count(*) FROM run WHERE gpu_id = ? AND kernel_id LIKE ? || '/%' "
+        "AND policy = 'fixed' AND source = 'sim'", [gpu, suite]))[0] == 0
+
+
+@dataclass
+class Table:
+    columns: list[str]
+    rows: list[tuple]
+
+
+def accuracy_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
+                    base_mhz: float | None, granularity: str = "run") -> tuple[Table, Table]:
+    """(per-predictor MAPE by target, with the paper's figure; per-kernel MAPE by predictor)."""
+    params = {"gpu_id": gpu, "suite": suite, "granularity": granularity,
+              "base_mhz": None if base_mhz is None else str(base_mhz)}
+    columns, rows = run_query(con, "mape_by_predictor", params)
+    by = {(r[0], r[1]): r for r in rows}
+    targets = sorted({r[1] for r in rows if r[1] is not None}, reverse=True)
+    present = [p for p in PREDICTORS if (p, None) in by]
+    table_columns = (["predictor"] + [f"{t:g}_mhz_pct" for t in targets]
+                     + ["mape_pct", "max_ape_pct", "n", "paper_000_pct"])
+    table_rows = []
+    for p in present:
+        overall = by[(p, None)]
+        table_rows.append(tuple([p] + [by[(p, t)][2] if (p, t) in by else None for t in targets]
+                                + [overall[2], overall[3], overall[4],
+                                   PAPER_000_MAPE_PCT.get(p)]))
+    kernel_cols, kernel_rows = run_query(con, "mape_by_kernel", {
+        "gpu_id": gpu, "suite": suite, "base_mhz": params["base_mhz"]})
+    return Table(table_columns, table_rows), Table(kernel_cols, kernel_rows)

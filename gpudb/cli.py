@@ -421,6 +421,60 @@ def evaluate():
     """
 
 
+OBJECTIVE_CHOICE = click.Choice(["edp", "ed2p", "energy", "energy_perf"])
+
+
+@cli.command()
+@click.option("--predictor", required=True,
+              type=click.Choice(["proportional", "stall", "lead", "miss", "crit", "critbw",
+                                 "crisp", "crispl"]), help="Performance model of the controller.")
+@click.option("--objective", type=OBJECTIVE_CHOICE, default="edp", show_default=True,
+              help="What the controller minimises.")
+@click.option("--max-loss-pct", type=click.FloatRange(0), default=1.0, show_default=True,
+              help="energy_perf: largest predicted slowdown against the highest setting, %.")
+@click.option("--gpu", default="gtx480", show_default=True, help="GPU configuration.")
+@click.option("--suite", default="default", show_default=True, help="Kernel suite.")
+@click.option("--kernel", "kernels", multiple=True,
+              help="Kernel to run (repeatable; default: the whole suite).")
+@click.option("--interval-instructions", type=click.IntRange(1),
+              help="Warp instructions per decision interval (default 100000, as sweeps).")
+@click.pass_obj
+@friendly_errors
+def control(obj: Context, predictor, objective, max_loss_pct, gpu, suite, kernels,
+            interval_instructions):
+    """Run a predictor-driven DVFS controller inside the simulator (closed loop).
+
+    Each kernel starts at the highest core P-state; after every interval the controller
+    predicts time and energy at each P-state and switches (paying the switching time) to the
+    one minimising the objective. The run is stored with policy '<predictor>/<objective>';
+    `gpudb query replay_vs_closed_loop` compares it with the trace replay.
+
+    Example:
+
+        gpudb control --predictor crisp --objective edp --kernel twoslope_lm
+    """
+    from gpudb.control.closed_loop import run_closed_loop
+    from sim.config import ConfigError
+
+    if obj.read_only:
+        raise GpudbError("control writes the database; drop --read-only")
+    with click.progressbar(length=len(kernels) or 1, label="controlling", file=sys.stderr,
+                           show_pos=True) as bar:
+        def progress(done, total):
+            bar.length = total
+            bar.update(1)
+        try:
+            rows = run_closed_loop(obj.path, gpu, suite, list(kernels) or None, predictor,
+                                   objective, max_loss_pct,
+                                   interval_instructions=interval_instructions,
+                                   progress=progress)
+        except (ConfigError, ValueError, KeyError) as exc:
+            raise GpudbError(str(exc).strip("'\"")) from None
+    output_rows(["kernel_id", "time_ns", "energy_j", "run_id"],
+                [(r["kernel_id"], r["time_ns"], r["energy_j"], r["run_id"]) for r in rows],
+                "table")
+
+
 @evaluate.command("accuracy")
 @click.option("--gpu", default="gtx480", show_default=True, help="GPU to evaluate.")
 @click.option("--suite", default="default", show_default=True, help="Kernel suite.")
@@ -442,22 +496,8 @@ def evaluate_accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep,
         gpudb --db sim.duckdb evaluate accuracy --gpu gtx480 --suite default
     """
     from gpudb.evaluate import accuracy_tables
-    from sim.config import ConfigError, load_suite
 
-    try:
-        suite_name = load_suite(suite).name  # a path names its suite inside the file
-    except ConfigError as exc:
-        raise GpudbError(str(exc)) from None
-    if not Path(obj.path).exists() or _needs_sweep(obj, gpu, suite_name):
-        command = f"gpudb --db {obj.path} sweep --gpu {gpu} --suite {suite}"
-        if not do_sweep or obj.read_only:
-            raise GpudbError(f"no simulated runs of suite {suite} on {gpu} in {obj.path}; "
-                             f"run: {command}")
-        click.echo(f"no runs of suite {suite} on {gpu} yet: {command}", err=True)
-        click.get_current_context().invoke(sweep, gpu=gpu, suite=suite, kernels=(),
-                                           core_mhz=None, mem_mhz=_nominal_mem(gpu), sms=None,
-                                           ctas=None, interval_instructions=None, seed=0,
-                                           jobs=os.cpu_count() or 1, experiment=None)
+    suite_name = _ensure_suite_runs(obj, gpu, suite, do_sweep)
     con = obj.connect(read_only=True)
     try:
         per_predictor, per_kernel = accuracy_tables(con, gpu, suite_name, base_mhz, granularity)
@@ -470,6 +510,71 @@ def evaluate_accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep,
     if fmt == "table":
         click.echo(f"\nMAPE (%) by kernel, over all targets:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
+
+
+@evaluate.command("control")
+@click.option("--gpu", default="gtx480", show_default=True, help="GPU to evaluate.")
+@click.option("--suite", default="default", show_default=True, help="Kernel suite.")
+@click.option("--objective", "objectives", type=OBJECTIVE_CHOICE, multiple=True,
+              help="Objective (repeatable; default: all four).")
+@click.option("--max-loss-pct", type=click.FloatRange(0), default=1.0, show_default=True,
+              help="energy_perf's bound on the slowdown, %.")
+@click.option("--sweep/--no-sweep", "do_sweep", default=True, show_default=True,
+              help="Simulate the suite first if the database has no runs of it.")
+@output_options
+@click.pass_obj
+@friendly_errors
+def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, do_sweep, fmt):
+    """Energy savings of predictor-driven DVFS controllers (trace replay) and of the offline
+    bounds, against always running at the highest core P-state (paper 000 figures 11-12,
+    paper 004 section 4.3), with paper 000's EDP savings beside ours.
+
+    Example:
+
+        gpudb --db sim.duckdb evaluate control --objective edp
+    """
+    from gpudb.control.results import REPLAY_PREDICTORS, evaluate as evaluate_policies
+    from gpudb.evaluate import control_table
+
+    suite_name = _ensure_suite_runs(obj, gpu, suite, do_sweep)
+    objectives = list(objectives) or ["edp", "ed2p", "energy", "energy_perf"]
+    con = obj.connect()
+    try:
+        with click.progressbar(length=len(objectives) * (len(REPLAY_PREDICTORS) + 1),
+                               label="replaying", file=sys.stderr) as bar:
+            evaluate_policies(con, REPLAY_PREDICTORS, objectives, max_loss_pct, gpu,
+                              suite_name, progress=lambda _step: bar.update(1))
+        tables = [(objective, control_table(con, gpu, suite_name, objective, max_loss_pct))
+                  for objective in objectives]
+    finally:
+        con.close()
+    for objective, table in tables:
+        if fmt == "table":
+            click.echo(f"\nmean savings (%) against the highest P-state, objective {objective}"
+                       + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
+                          else "") + f", {gpu}, suite {suite_name}:")
+        output_rows(table.columns, table.rows, fmt)
+
+
+def _ensure_suite_runs(obj: Context, gpu: str, suite: str, do_sweep: bool) -> str:
+    """The suite's name; sweeps it at the nominal memory clock if the database lacks it."""
+    from sim.config import ConfigError, load_suite
+
+    try:
+        suite_name = load_suite(suite).name  # a path names its suite inside the file
+    except ConfigError as exc:
+        raise GpudbError(str(exc)) from None
+    if not Path(obj.path).exists() or _needs_sweep(obj, gpu, suite_name):
+        command = f"gpudb --db {obj.path} sweep --gpu {gpu} --suite {suite}"
+        if not do_sweep or obj.read_only:
+            raise GpudbError(f"no simulated runs of suite {suite_name} on {gpu} in {obj.path}; "
+                             f"run: {command}")
+        click.echo(f"no runs of suite {suite_name} on {gpu} yet: {command}", err=True)
+        click.get_current_context().invoke(sweep, gpu=gpu, suite=suite, kernels=(),
+                                           core_mhz=None, mem_mhz=_nominal_mem(gpu), sms=None,
+                                           ctas=None, interval_instructions=None, seed=0,
+                                           jobs=os.cpu_count() or 1, experiment=None)
+    return suite_name
 
 
 def _needs_sweep(obj: Context, gpu: str, suite: str) -> bool:
@@ -487,6 +592,38 @@ def _nominal_mem(gpu: str) -> list[float]:
     from sim.config import load_gpu
 
     return [load_gpu(gpu).nominal_mem_mhz]
+
+
+@cli.command()
+@click.option("--gpu", default="gtx480", show_default=True, help="GPU configuration.")
+@click.option("--suite", default="default", show_default=True, help="Kernel suite.")
+@click.pass_context
+@friendly_errors
+def demo(ctx, gpu, suite):
+    """The main job: simulate the default suite on gtx480 at every core P-state (reusing runs
+    already in the database), then print the predictors' accuracy (paper 000 figure 8) and
+    the DVFS controllers' EDP savings (figures 11-12) with the papers' figures beside ours.
+
+    Example:
+
+        gpudb demo            # into ./gpudb.duckdb; gpudb --db other.duckdb demo
+    """
+    obj: Context = ctx.obj
+    if obj.read_only:
+        raise GpudbError("demo writes the database; drop --read-only")
+    click.echo(f"gpudb demo: suite {suite} on {gpu} into {obj.path} (synthetic kernels)")
+    ctx.invoke(evaluate_accuracy, gpu=gpu, suite=suite, base_mhz=None, granularity="run",
+               do_sweep=True, fmt="table")
+    ctx.invoke(evaluate_control, gpu=gpu, suite=suite, objectives=("edp",), max_loss_pct=1.0,
+               do_sweep=True, fmt="table")
+    click.echo(f"""
+next:
+  gpudb --db {obj.path} query --list                      # stored analyses
+  gpudb --db {obj.path} query mape_by_kernel              # accuracy per kernel
+  gpudb --db {obj.path} query savings -p objective edp    # savings per kernel and policy
+  gpudb --db {obj.path} sql "SELECT predictor, avg(abs(predicted_ns - actual_ns) / actual_ns)
+        FROM prediction WHERE target_core_mhz = 300 GROUP BY ALL"
+  gpudb --db {obj.path} control --predictor crisp --kernel twoslope_lm   # closed loop""")
 
 
 @cli.group()

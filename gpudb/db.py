@@ -162,10 +162,11 @@ def _check_version(path: str, applied: list[int] | None, known: list[Migration],
         )
     pending = [m for m in known if m.version not in set(applied)]
     if pending and read_only:
+        missing = ", ".join(f"{m.version:04d}_{m.name}" for m in pending)
         raise GpudbError(
-            f"{path} was written by an older gpudb ({writer or 'unknown version'}, schema "
-            f"{max(applied, default=0)}); this gpudb {__version__} needs schema {newest}: "
-            "open it once without --read-only to migrate it"
+            f"{path} was written by an older gpudb ({writer or 'unknown version'}) and lacks "
+            f"migration {missing} of gpudb {__version__}: open it once without --read-only "
+            "to migrate it"
         )
     return pending
 

@@ -53,3 +53,34 @@ def accuracy_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
     kernel_cols, kernel_rows = run_query(con, "mape_by_kernel", {
         "gpu_id": gpu, "suite": suite, "base_mhz": params["base_mhz"]})
     return Table(table_columns, table_rows), Table(kernel_cols, kernel_rows)
+
+
+# Paper 000 section 5.2 (figure 11): average EDP saving of the EDP-seeking controller over all
+# Rodinia kernels, GTX 480 in GPGPU-Sim; CRISP-L from section 5.3.
+PAPER_000_EDP_SAVING_PCT = {"crisp": 10.7, "crit": 5.65, "lead": 6.16, "stall": 0.0,
+                            "crispl": 8.38}
+
+
+def control_table(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objective: str,
+                  max_loss_pct: float) -> Table:
+    """Mean savings per policy over the suite's kernels (savings_summary's 'all' rows), with
+    each policy's fraction of the dynamic-optimal saving and paper 000's EDP figure."""
+    params = {"gpu_id": gpu, "suite": suite, "objective": objective,
+              "max_loss_pct": str(max_loss_pct)}
+    columns, rows = run_query(con, "savings_summary", params)
+    at = {c: i for i, c in enumerate(columns)}
+    _, fractions = run_query(con, "fraction_of_potential", params)
+    fraction = {(r[0], r[1]): r[5] for r in fractions if r[2] is None}
+    out = []
+    for row in rows:
+        if row[at["category"]] != "all":
+            continue
+        policy, predictor = row[at["policy"]], row[at["predictor"]]
+        out.append((policy if policy != "replay" else f"replay {predictor}",
+                    row[at["time_change_pct"]], row[at["energy_saving_pct"]],
+                    row[at["edp_saving_pct"]], row[at["ed2p_saving_pct"]],
+                    fraction.get((policy, predictor)),
+                    PAPER_000_EDP_SAVING_PCT.get(predictor) if objective == "edp"
+                    and policy == "replay" else None))
+    return Table(["policy", "time_change_pct", "energy_saving_pct", "edp_saving_pct",
+                  "ed2p_saving_pct", "fraction_of_potential", "paper_000_edp_saving_pct"], out)

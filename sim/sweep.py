@@ -60,7 +60,7 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _ensure_gpu(con, gpu: GpuConfig) -> None:
+def ensure_gpu(con, gpu: GpuConfig) -> None:
     if con.execute("SELECT 1 FROM gpu WHERE gpu_id = ?", [gpu.name]).fetchone():
         return
     con.execute("INSERT INTO gpu VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -75,7 +75,7 @@ def _ensure_gpu(con, gpu: GpuConfig) -> None:
     con.unregister("pstate_new")
 
 
-def _ensure_kernels(con, kernels: Iterable[KernelSpec]) -> None:
+def ensure_kernels(con, kernels: Iterable[KernelSpec]) -> None:
     for k in kernels:
         con.execute(
             "INSERT INTO kernel SELECT ?, ?, ?, ?, ?, ? "
@@ -84,7 +84,7 @@ def _ensure_kernels(con, kernels: Iterable[KernelSpec]) -> None:
              k.kernel_id])
 
 
-def _ensure_experiment(con, name: str, description: str) -> str:
+def ensure_experiment(con, name: str, description: str) -> str:
     from gpudb import __version__
     from gpudb.db import whoami
 
@@ -97,7 +97,7 @@ def _ensure_experiment(con, name: str, description: str) -> str:
     return eid
 
 
-def _write(con, result: SimResult, eid: str) -> None:
+def write_run(con, result: SimResult, eid: str) -> None:
     """Insert one run and its intervals in one transaction (all or nothing)."""
     run = dict(result.run, experiment_id=eid)
     con.register("run_new", pa.Table.from_pylist([run]))
@@ -164,9 +164,9 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
     summary = {"experiment_id": None, "runs_added": 0, "runs_skipped": 0, "instructions": 0,
                "seconds": 0.0}
     try:
-        _ensure_gpu(con, gpu)
-        _ensure_kernels(con, {t.kernel.kernel_id: t.kernel for t in tasks}.values())
-        eid = _ensure_experiment(con, name, f"simulated sweep of suite {suite.name} on "
+        ensure_gpu(con, gpu)
+        ensure_kernels(con, {t.kernel.kernel_id: t.kernel for t in tasks}.values())
+        eid = ensure_experiment(con, name, f"simulated sweep of suite {suite.name} on "
                                             f"{gpu.name} ({suite.description})")
         summary["experiment_id"] = eid
         have = {r[0] for r in con.execute("SELECT run_id FROM run").fetchall()}
@@ -174,7 +174,7 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
         summary["runs_skipped"] = len(tasks) - len(todo)
 
         def written(result: SimResult) -> None:
-            _write(con, result, eid)
+            write_run(con, result, eid)
             summary["runs_added"] += 1
             summary["instructions"] += int(result.run["instructions"])
             if progress:

@@ -1,0 +1,138 @@
+"""Predictor-driven DVFS controllers run inside the simulator (DESIGN.md section 5).
+
+Between intervals the controller sees the counters of the interval just finished, predicts
+its time at every core P-state with the chosen predictor and its energy with the decision
+energy model (gpudb.control.energy), and sets the P-state minimising the objective for the
+next interval, as paper 000 section 4 describes; the simulator charges the switching time.
+The counters are turned into predictor inputs exactly as the `sample` view does, so the
+controller decides as the trace replay (queries/controller_replay.sql) would on the same
+interval; where the two differ is that the closed loop runs the next interval at the chosen
+setting from the machine state the previous one left, while replay splices in the fixed run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpudb.control.energy import objective_scores, pick, predict_energy
+from gpudb.predictors.crisp import predict_crisp
+from gpudb.predictors.critbw import predict_critbw
+from gpudb.predictors.linear import predict_linear
+from sim.config import GpuConfig
+from sim.model import Setting
+
+PREDICTORS = ("proportional", "stall", "lead", "miss", "crit", "critbw", "crisp", "crispl")
+
+
+def miss_latency_ns(gpu: GpuConfig) -> float:
+    """MISS's fixed latency: the unloaded L1-miss-to-DRAM latency at the nominal memory
+    clock (the same expression as the sample view)."""
+    memory = gpu.raw["memory"]
+    return (memory["l2_latency_ns"] + memory["dram_latency_ns"]
+            + memory["dram_latency_mem_cycles"] * 1000.0 / gpu.nominal_mem_mhz)
+
+
+def predict_times(predictor: str, row: dict, targets_mhz: np.ndarray,
+                  miss_latency: float) -> np.ndarray:
+    """Predicted time (ns) of the interval in `row` at each target core MHz."""
+    ns = 1000.0 / row["core_mhz"]
+    t = np.full(len(targets_mhz), row["time_ns"] - row["switch_ns"])
+    base = np.full(len(targets_mhz), row["core_mhz"])
+    if predictor == "proportional":
+        return predict_linear(t, 0.0, base, targets_mhz)
+    if predictor in ("stall", "lead", "crit"):
+        column = {"stall": "stall_cycles", "lead": "leading_load_cycles",
+                  "crit": "crit_path_cycles"}[predictor]
+        return predict_linear(t, row[column] * ns, base, targets_mhz)
+    if predictor == "miss":
+        return predict_linear(t, row["miss_contributors"] * miss_latency, base, targets_mhz)
+    if predictor == "critbw":
+        return predict_critbw(t, row["crit_path_cycles"] * ns,
+                              row["prefetch_stall_cycles"] * ns, row["dram_min_ns"], base,
+                              targets_mhz)
+    if predictor == "crisp":
+        return predict_crisp(t, row["crisp_lcp_cycles"] * ns,
+                             (row["crisp_lcp_cycles"] - row["crisp_load_stall_cycles"]) * ns,
+                             row["crisp_store_stall_cycles"] * ns, base, targets_mhz)
+    if predictor == "crispl":
+        return predict_crisp(t, row["load_outstanding_cycles"] * ns,
+                             row["load_overlap_compute_cycles"] * ns,
+                             row["crisp_store_stall_cycles"] * ns, base, targets_mhz)
+    raise ValueError(f"unknown predictor {predictor!r} (known: {', '.join(PREDICTORS)})")
+
+
+class PredictorController:
+    """Sets the core P-state of the next interval; memory clock and CTA limit stay."""
+
+    def __init__(self, gpu: GpuConfig, predictor: str, objective: str,
+                 max_loss_pct: float = 1.0):
+        if predictor not in PREDICTORS:
+            raise ValueError(f"unknown predictor {predictor!r} (known: {', '.join(PREDICTORS)})")
+        objective_scores(objective, np.zeros(1), np.zeros(1), 0.0, 0.0)  # validates
+        self.gpu = gpu
+        self.predictor = predictor
+        self.objective = objective
+        self.max_loss = max_loss_pct / 100.0
+        self.name = policy_name(predictor, objective, max_loss_pct)
+        self.mhz = np.array(gpu.core_mhz, dtype=float)
+        self.volts = np.array(gpu.core_v, dtype=float)
+        self.miss_latency = miss_latency_ns(gpu)
+
+    def decide(self, idx: int, row: dict, setting: Setting) -> Setting:
+        times = predict_times(self.predictor, row, self.mhz, self.miss_latency)
+        energies = predict_energy(
+            row["core_dynamic_j"], row["core_static_j"], row["dram_dynamic_j"],
+            row["dram_static_j"], row["other_j"], row["time_ns"] - row["switch_ns"],
+            self.gpu.core_voltage(row["core_mhz"]), times, self.volts)
+        top = times[np.argmax(self.mhz)]
+        scores = objective_scores(self.objective, times, energies, top, self.max_loss)
+        return Setting(pick(self.mhz, scores), setting.mem_mhz, setting.ctas_per_sm)
+
+
+def policy_name(predictor: str, objective: str, max_loss_pct: float) -> str:
+    """The run.policy of a closed-loop run, e.g. 'crisp/edp' or 'crisp/energy_perf@1%'."""
+    name = f"{predictor}/{objective}"
+    return f"{name}@{max_loss_pct:g}%" if objective == "energy_perf" else name
+
+
+def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, predictor: str,
+                    objective: str, max_loss_pct: float = 1.0, experiment: str | None = None,
+                    interval_instructions: int | None = None, progress=None) -> list[dict]:
+    """Run each kernel under the controller from the highest core P-state at the nominal
+    memory clock and store the runs (skipping those already stored); returns their rows."""
+    import gpudb
+    from sim.config import load_gpu, load_suite
+    from sim.model import DEFAULT_INTERVAL_INSTRUCTIONS, Simulation, run_id
+    from sim.sweep import ensure_experiment, ensure_gpu, ensure_kernels, write_run
+
+    g = load_gpu(gpu)
+    s = load_suite(suite)
+    specs = [s.kernel(k) for k in kernels] if kernels else list(s.kernels)
+    controller = PredictorController(g, predictor, objective, max_loss_pct)
+    top = max(g.core_mhz)
+    interval = int(interval_instructions or DEFAULT_INTERVAL_INSTRUCTIONS)
+    con = gpudb.connect(db_path)
+    done = []
+    try:
+        ensure_gpu(con, g)
+        ensure_kernels(con, specs)
+        eid = ensure_experiment(con, experiment or f"closed-loop-{g.name}-{s.name}",
+                                 f"closed-loop DVFS control on {g.name}, suite {s.name}")
+        for n, spec in enumerate(specs):
+            rid = run_id(g, spec, top, g.nominal_mem_mhz, g.n_sm, None,
+                         interval, 0, controller.name)
+            have = con.execute("SELECT run_id, time_ns, energy_j FROM run WHERE run_id = ?",
+                               [rid]).fetchall()
+            if not have:
+                result = Simulation(g, spec, top, g.nominal_mem_mhz,
+                                    interval_instructions=interval).run(controller)
+                write_run(con, result, eid)
+                have = [(result.run["run_id"], result.run["time_ns"],
+                         result.run["energy_j"])]
+            done.append({"kernel_id": spec.kernel_id, "run_id": have[0][0],
+                         "time_ns": have[0][1], "energy_j": have[0][2]})
+            if progress:
+                progress(n + 1, len(specs))
+    finally:
+        con.close()
+    return done

@@ -1,0 +1,96 @@
+"""Running every control policy over a database's fixed runs and keeping the totals in
+control_result, which the savings queries read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import duckdb
+import pyarrow as pa
+
+from gpudb.control.offline import POLICIES, PolicyResult, load_outcomes
+from gpudb.queries import run_query
+
+# The predictors a replay can use: every pred_<name> view, and the oracle (actual outcomes).
+REPLAY_PREDICTORS = ("proportional", "stall", "lead", "miss", "crit", "critbw", "crisp",
+                     "crispl", "oracle")
+
+
+def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,
+           max_loss_pct: float = 1.0, gpu_id: str | None = None,
+           suite: str | None = None) -> list[PolicyResult]:
+    """Trace replay (queries/controller_replay.sql) totalled per kernel."""
+    columns, rows = run_query(con, "controller_replay", {
+        "predictor": predictor, "objective": objective, "max_loss_pct": str(max_loss_pct),
+        "gpu_id": gpu_id, "suite": suite})
+    at = {c: i for i, c in enumerate(columns)}
+    totals: dict[tuple[str, str], PolicyResult] = {}
+    for row in rows:
+        key = (row[at["gpu_id"]], row[at["kernel_id"]])
+        result = totals.setdefault(key, PolicyResult(*key, "replay", [], 0.0, 0.0, 0))
+        result.settings.append(row[at["core_mhz"]])
+        result.time_ns += row[at["time_ns"]]
+        result.energy_j += row[at["energy_j"]]
+        result.switches += int(row[at["switched"]])
+    return list(totals.values())
+
+
+def offline(con: duckdb.DuckDBPyConnection, objective: str, max_loss_pct: float = 1.0,
+            gpu_id: str | None = None, suite: str | None = None) -> list[PolicyResult]:
+    """Static optimal, dynamic optimal and perfect memoryless for every kernel."""
+    kernels = load_outcomes(con, gpu_id, suite)
+    return [policy(k, objective, max_loss_pct / 100.0)
+            for policy in POLICIES.values() for k in kernels]
+
+
+def store(con: duckdb.DuckDBPyConnection, results: Iterable[PolicyResult], predictor: str,
+          objective: str, max_loss_pct: float) -> int:
+    """Insert or replace the totals of one predictor (or '' for offline) and objective."""
+    results = list(results)
+    if not results:
+        return 0
+    table = pa.table({
+        "gpu_id": [r.gpu_id for r in results],
+        "kernel_id": [r.kernel_id for r in results],
+        "policy": [r.policy for r in results],
+        "predictor": [predictor] * len(results),
+        "objective": [objective] * len(results),
+        "max_loss_pct": [float(max_loss_pct)] * len(results),
+        "intervals": [len(r.settings) for r in results],
+        "switches": [r.switches for r in results],
+        "time_ns": [float(r.time_ns) for r in results],
+        "energy_j": [float(r.energy_j) for r in results],
+        "settings": [list(map(float, r.settings)) for r in results],
+    })
+    con.register("_gpudb_control", table)
+    try:
+        con.execute("INSERT OR REPLACE INTO control_result SELECT *, now() FROM _gpudb_control")
+    finally:
+        con.unregister("_gpudb_control")
+    return len(results)
+
+
+def evaluate(con: duckdb.DuckDBPyConnection, predictors: Iterable[str],
+             objectives: Iterable[str], max_loss_pct: float = 1.0, gpu_id: str | None = None,
+             suite: str | None = None,
+             progress: Callable[[str], None] | None = None) -> int:
+    """Replay every predictor and the offline policies for every objective into
+    control_result, in one transaction; returns the rows written."""
+    written = 0
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for objective in objectives:
+            if progress:
+                progress(f"offline/{objective}")
+            written += store(con, offline(con, objective, max_loss_pct, gpu_id, suite), "",
+                             objective, max_loss_pct)
+            for predictor in predictors:
+                if progress:
+                    progress(f"{predictor}/{objective}")
+                written += store(con, replay(con, predictor, objective, max_loss_pct, gpu_id,
+                                             suite), predictor, objective, max_loss_pct)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return written

@@ -1,0 +1,49 @@
+/* Per kernel and control policy: total time, energy, EDP and ED2P, and their change against
+   always running at the highest core P-state (the baseline), from control_result (written by
+   `gpudb evaluate control`). Savings are positive when the policy is better; time_change_pct
+   is the slowdown. Policies: 'replay' (a predictor-driven controller, trace-replayed),
+   'dynamic_optimal', 'static_optimal', 'perfect_memoryless' (paper 004 section 4.3).
+   Parameters: :objective     'edp' (default), 'ed2p', 'energy' or 'energy_perf'
+               :max_loss_pct  energy_perf's bound, % (default 1)
+               :gpu_id        one GPU (default: every GPU)
+               :suite         one kernel suite (default: every suite) */
+WITH per_setting AS (
+    SELECT gpu_id, kernel_id, core_mhz, sum(time_ns) AS time_ns, sum(energy_j) AS energy_j
+    FROM control_interval
+    GROUP BY gpu_id, kernel_id, core_mhz
+),
+baseline AS (
+    SELECT gpu_id, kernel_id, arg_max(time_ns, core_mhz) AS time_ns,
+           arg_max(energy_j, core_mhz) AS energy_j
+    FROM per_setting
+    GROUP BY gpu_id, kernel_id
+),
+results AS (
+    SELECT *
+    FROM control_result
+    WHERE objective = coalesce(CAST(:objective AS TEXT), 'edp')
+      AND max_loss_pct = coalesce(CAST(:max_loss_pct AS DOUBLE), 1.0)
+      AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
+      AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
+)
+SELECT
+    r.gpu_id,
+    r.kernel_id,
+    k.category,
+    r.policy,
+    r.predictor,
+    r.objective,
+    r.switches,
+    r.time_ns,
+    r.energy_j,
+    r.energy_j * r.time_ns * 1e-9 AS edp_j_s,
+    r.energy_j * (r.time_ns * 1e-9) * (r.time_ns * 1e-9) AS ed2p_j_s2,
+    100.0 * (r.time_ns / b.time_ns - 1.0) AS time_change_pct,
+    100.0 * (1.0 - r.energy_j / b.energy_j) AS energy_saving_pct,
+    100.0 * (1.0 - (r.energy_j * r.time_ns) / (b.energy_j * b.time_ns)) AS edp_saving_pct,
+    100.0 * (1.0 - (r.energy_j * r.time_ns * r.time_ns)
+                   / (b.energy_j * b.time_ns * b.time_ns)) AS ed2p_saving_pct
+FROM results AS r
+JOIN baseline AS b USING (gpu_id, kernel_id)
+JOIN kernel AS k USING (kernel_id)
+ORDER BY r.gpu_id, r.kernel_id, r.policy, r.predictor;

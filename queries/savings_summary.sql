@@ -1,0 +1,51 @@
+/* Average savings per kernel category and control policy against always running at the
+   highest core P-state (paper 000 figures 11-12: EDP and ED2P reduction by benchmark class),
+   from control_result; the category 'all' averages every kernel. Savings are positive when
+   the policy is better; time_change_pct is the slowdown.
+   Parameters: :objective     'edp' (default), 'ed2p', 'energy' or 'energy_perf'
+               :max_loss_pct  energy_perf's bound, % (default 1)
+               :gpu_id        one GPU (default: every GPU)
+               :suite         one kernel suite (default: every suite) */
+WITH per_setting AS (
+    SELECT gpu_id, kernel_id, core_mhz, sum(time_ns) AS time_ns, sum(energy_j) AS energy_j
+    FROM control_interval
+    GROUP BY gpu_id, kernel_id, core_mhz
+),
+baseline AS (
+    SELECT gpu_id, kernel_id, arg_max(time_ns, core_mhz) AS time_ns,
+           arg_max(energy_j, core_mhz) AS energy_j
+    FROM per_setting
+    GROUP BY gpu_id, kernel_id
+),
+results AS (
+    SELECT *
+    FROM control_result
+    WHERE objective = coalesce(CAST(:objective AS TEXT), 'edp')
+      AND max_loss_pct = coalesce(CAST(:max_loss_pct AS DOUBLE), 1.0)
+      AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
+      AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
+),
+per_kernel AS (
+    SELECT
+        r.policy, r.predictor, k.category,
+        100.0 * (r.time_ns / b.time_ns - 1.0) AS time_change_pct,
+        100.0 * (1.0 - r.energy_j / b.energy_j) AS energy_saving_pct,
+        100.0 * (1.0 - (r.energy_j * r.time_ns) / (b.energy_j * b.time_ns)) AS edp_saving_pct,
+        100.0 * (1.0 - (r.energy_j * r.time_ns * r.time_ns)
+                       / (b.energy_j * b.time_ns * b.time_ns)) AS ed2p_saving_pct
+    FROM results AS r
+    JOIN baseline AS b USING (gpu_id, kernel_id)
+    JOIN kernel AS k USING (kernel_id)
+)
+SELECT
+    policy,
+    predictor,
+    coalesce(category, 'all') AS category,
+    count(*) AS kernels,
+    avg(time_change_pct) AS time_change_pct,
+    avg(energy_saving_pct) AS energy_saving_pct,
+    avg(edp_saving_pct) AS edp_saving_pct,
+    avg(ed2p_saving_pct) AS ed2p_saving_pct
+FROM per_kernel
+GROUP BY GROUPING SETS ((policy, predictor, category), (policy, predictor))
+ORDER BY policy, predictor, category NULLS LAST;

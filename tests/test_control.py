@@ -1,0 +1,230 @@
+"""DVFS control: trace replay, offline policies and savings on a hand-made fixture whose
+answers are computed by hand; the closed loop against the replay on simulated runs."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import gpudb
+from gpudb.control.energy import predict_energy
+from gpudb.control.offline import POLICIES, load_outcomes
+from gpudb.control.results import evaluate, offline, replay
+from gpudb.queries import run_query
+
+# (time ns, energy J) of intervals 0-2 at each core MHz: hand-made numbers, not simulator output.
+# All energy is board energy (other_j), so a predictor's energy estimate is other_j x T/Tc.
+OUTCOMES = {
+    700: [(10, 10), (10, 10), (10, 10)],
+    500: [(11, 8), (14, 11), (11, 8)],
+    300: [(20, 12), (12, 7), (20, 12)],
+}
+VOLTS = {700: 1.0, 500: 0.9, 300: 0.8}
+
+
+@pytest.fixture
+def hand_db(fresh_db):
+    con = gpudb.connect(fresh_db)
+    con.execute("""
+        INSERT INTO gpu VALUES ('hand', 'hand-made GPU', 1, 48, 8, 700, 924,
+            '{"core": {"switch_ns": 0}, "memory": {"l2_latency_ns": 200,
+              "dram_latency_ns": 50, "dram_latency_mem_cycles": 92.4}}');
+        INSERT INTO pstate VALUES ('hand', 'mem', 924, NULL);
+        INSERT INTO kernel VALUES ('hand/k', 'k', 'hand', 'memory', 'hand-made (synthetic)', NULL);
+        INSERT INTO experiment VALUES ('e', 'e', NULL, now(), NULL, NULL, NULL);
+    """)
+    for mhz, rows in OUTCOMES.items():
+        con.execute("INSERT INTO pstate VALUES ('hand', 'core', ?, ?)", [mhz, VOLTS[mhz]])
+        con.execute(
+            "INSERT INTO run (run_id, experiment_id, source, kernel_id, gpu_id, policy, core_mhz, "
+            "mem_mhz, n_sm, ctas_per_sm, interval_instructions, seed, time_ns, energy_j, "
+            "instructions, created_at) VALUES (?, 'e', 'sim', 'hand/k', 'hand', 'fixed', ?, 924, "
+            "1, 8, 100, 0, ?, ?, 300, now())",
+            [f"r{mhz}", mhz, sum(t for t, _ in rows), sum(e for _, e in rows)])
+        for idx, (t, e) in enumerate(rows):
+            con.execute(
+                "INSERT INTO interval (run_id, idx, core_mhz, mem_mhz, ctas_per_sm, start_ns, "
+                "time_ns, cycles, instructions, core_dynamic_j, core_static_j, dram_dynamic_j, "
+                "dram_static_j, other_j) VALUES (?, ?, ?, 924, 8, 0, ?, ?, 100, 0, 0, 0, 0, ?)",
+                [f"r{mhz}", idx, mhz, t, t * mhz / 1000, e])
+    con.close()
+    return fresh_db
+
+
+def _replay(db, predictor, objective):
+    con = gpudb.connect(db, read_only=True)
+    try:
+        [result] = replay(con, predictor, objective)
+    finally:
+        con.close()
+    return result
+
+
+def test_oracle_replay_by_hand_and_equal_to_perfect_memoryless(hand_db):
+    # Energy: interval 0 runs at 700; its best setting in hindsight is 500 (8 J), which
+    # interval 1 gets; interval 1's best is 300 (7 J), which interval 2 gets.
+    result = _replay(hand_db, "oracle", "energy")
+    assert result.settings == [700, 500, 300]
+    assert (result.time_ns, result.energy_j, result.switches) == (10 + 14 + 20, 10 + 11 + 12, 2)
+    # EDP per interval: interval 0: 100, 88, 240 -> 500; interval 1: 100, 154, 84 -> 300.
+    assert _replay(hand_db, "oracle", "edp").settings == [700, 500, 300]
+    con = gpudb.connect(hand_db, read_only=True)
+    [kernel] = load_outcomes(con)
+    con.close()
+    for objective in ("energy", "edp", "ed2p", "energy_perf"):
+        memoryless = POLICIES["perfect_memoryless"](kernel, objective, 0.01)
+        oracle = _replay(hand_db, "oracle", objective)
+        assert memoryless.settings == oracle.settings, objective
+        assert memoryless.energy_j == pytest.approx(oracle.energy_j)
+        assert memoryless.time_ns == pytest.approx(oracle.time_ns)
+
+
+def test_proportional_replay_by_hand(hand_db):
+    # From interval 0 at 700 (10 ns, 10 J of board energy), proportional predicts 14 ns at
+    # 500 and 23.3 ns at 300, so board energy 14 J and 23.3 J: 700 stays best for energy.
+    assert _replay(hand_db, "proportional", "energy").settings == [700, 700, 700]
+
+
+def test_offline_policies_by_hand(hand_db):
+    con = gpudb.connect(hand_db, read_only=True)
+    [kernel] = load_outcomes(con)
+    con.close()
+    dynamic = POLICIES["dynamic_optimal"](kernel, "energy", 0.01)
+    assert dynamic.settings == [500, 300, 500] and dynamic.energy_j == 8 + 7 + 8
+    static = POLICIES["static_optimal"](kernel, "energy", 0.01)
+    # totals: 700 (30 ns, 30 J), 500 (36 ns, 27 J), 300 (52 ns, 31 J)
+    assert static.settings == [500] * 3 and static.energy_j == 27
+    assert POLICIES["static_optimal"](kernel, "edp", 0.01).settings == [700] * 3
+    # energy within 1% of the fastest time: only 700 qualifies for the whole run
+    assert POLICIES["static_optimal"](kernel, "energy_perf", 0.01).settings == [700] * 3
+
+
+@pytest.mark.parametrize("objective, weight", [("energy", 0), ("edp", 1), ("ed2p", 2)])
+def test_dynamic_optimal_is_the_exact_optimum(hand_db, objective, weight):
+    con = gpudb.connect(hand_db, read_only=True)
+    [kernel] = load_outcomes(con)
+    con.close()
+    best = min(
+        sum(OUTCOMES[s][i][1] for i, s in enumerate(path))
+        * sum(OUTCOMES[s][i][0] for i, s in enumerate(path)) ** weight
+        for path in itertools.product(OUTCOMES, repeat=3))
+    dynamic = POLICIES["dynamic_optimal"](kernel, objective, 0.01)
+    assert dynamic.energy_j * dynamic.time_ns ** weight == pytest.approx(best)
+
+
+def test_dynamic_optimal_is_never_worse_and_static_is_the_best_fixed_run(hand_db):
+    con = gpudb.connect(hand_db)
+    evaluate(con, ["proportional", "oracle"], ["energy", "edp", "ed2p", "energy_perf"])
+    rows = con.execute("SELECT policy, predictor, objective, time_ns, energy_j "
+                       "FROM control_result").fetchall()
+    fixed = con.execute("SELECT time_ns, energy_j FROM run").fetchall()
+    con.close()
+    weight = {"energy": 0, "energy_perf": 0, "edp": 1, "ed2p": 2}
+    for objective, w in weight.items():
+        got = {(p, pr): e * t ** w for p, pr, o, t, e in rows if o == objective}
+        dynamic = got[("dynamic_optimal", "")]
+        if objective != "energy_perf":  # energy_perf also bounds time; compared below
+            assert all(dynamic <= v + 1e-9 for v in got.values()), objective
+            assert got[("static_optimal", "")] == pytest.approx(
+                min(e * t ** w for t, e in fixed))
+    # energy_perf: the least energy of the policies that keep within 1% of the top's time
+    within = [e for p, pr, o, t, e in rows if o == "energy_perf" and t <= 1.01 * 30]
+    dyn = [e for p, pr, o, t, e in rows if o == "energy_perf" and p == "dynamic_optimal"]
+    assert dyn[0] <= min(within) + 1e-9
+
+
+def test_savings_queries_on_the_fixture(hand_db):
+    con = gpudb.connect(hand_db)
+    evaluate(con, ["oracle"], ["energy"])
+    columns, rows = run_query(con, "savings", {"objective": "energy"})
+    summary_cols, summary = run_query(con, "savings_summary", {"objective": "energy"})
+    frac_cols, fractions = run_query(con, "fraction_of_potential", {"objective": "energy"})
+    con.close()
+    by = {(r[columns.index("policy")], r[columns.index("predictor")]): dict(zip(columns, r))
+          for r in rows}
+    # baseline: 700 throughout, 30 ns and 30 J; dynamic optimal 23 J in 34 ns
+    dyn = by[("dynamic_optimal", "")]
+    assert dyn["energy_saving_pct"] == pytest.approx(100 * (1 - 23 / 30))
+    assert dyn["time_change_pct"] == pytest.approx(100 * (34 / 30 - 1))
+    assert by[("replay", "oracle")]["energy_saving_pct"] == pytest.approx(100 * (1 - 33 / 30))
+    overall = {(r[0], r[1]): r[5] for r in fractions if r[2] is None}
+    assert overall[("dynamic_optimal", "")] == pytest.approx(1.0)
+    assert overall[("replay", "oracle")] == pytest.approx((1 - 33 / 30) / (1 - 23 / 30))
+    assert {r[2] for r in summary} == {"memory", "all"}
+
+
+def test_energy_model_by_hand():
+    # 2 J dynamic, 1 J static, 0.5 J DRAM dynamic, 0.5 J background+board, 10 ns at 1.0 V;
+    # at 0.8 V taking 20 ns: 2 x 0.64 + 1 x 0.8 x 2 + 0.5 + 0.5 x 2 = 4.38 J
+    assert predict_energy(2, 1, 0.5, 0.25, 0.25, 10, 1.0, 20, 0.8) == pytest.approx(4.38)
+    assert np.allclose(predict_energy(2, 1, 0.5, 0.25, 0.25, 10, 1.0, np.array([10, 20]),
+                                      np.array([1.0, 0.8])), [4.0, 4.38])
+
+
+SUITE = """
+name = "ctltiny"
+description = "two synthetic kernels for control tests"
+[[kernel]]
+name = "mixed"
+category = "memory"
+description = "synthetic loads feeding ALU chains"
+ctas = 30
+warps_per_cta = 4
+[[kernel.phase]]
+iterations = 40
+body = [{op = "ld", id = "a", trans = 2, l1_hit = 0.2, l2_hit = 0.3},
+        {op = "alu", n = 3, dep = "a"}, {op = "st", trans = 1}]
+"""
+
+
+@pytest.fixture(scope="module")
+def sim_db(tmp_path_factory):
+    """A tiny synthetic kernel swept over every gtx480 core P-state, plus a closed-loop run."""
+    from gpudb.control.closed_loop import run_closed_loop
+    from sim.sweep import sweep
+
+    tmp = tmp_path_factory.mktemp("control")
+    suite = tmp / "ctltiny.toml"
+    suite.write_text(SUITE)
+    db = tmp / "sim.duckdb"
+    sweep(db, "gtx480", suite, mem_mhz=[924], interval_instructions=2000, jobs=1)
+    run_closed_loop(db, "gtx480", suite, None, "crisp", "edp", interval_instructions=2000)
+    con = gpudb.connect(db)
+    evaluate(con, ["crisp"], ["edp"], suite="ctltiny")
+    con.close()
+    return db
+
+
+def test_closed_loop_controller_predicts_as_the_prediction_view(sim_db):
+    from gpudb.control.closed_loop import PREDICTORS, miss_latency_ns, predict_times
+    from sim.config import load_gpu
+
+    gpu = load_gpu("gtx480")
+    con = gpudb.connect(sim_db, read_only=True)
+    row_cur = con.execute("SELECT i.* FROM interval AS i JOIN run AS r USING (run_id) "
+                          "WHERE r.policy = 'fixed' AND r.core_mhz = 500 AND i.idx = 2")
+    names = [d[0] for d in row_cur.description]
+    row = dict(zip(names, row_cur.fetchall()[0]))
+    targets = np.array(gpu.core_mhz)
+    for predictor in PREDICTORS:
+        expected = [r[0] for r in con.execute(
+            "SELECT predicted_ns FROM prediction WHERE run_id = ? AND granularity = 'interval' "
+            "AND sample_idx = 2 AND predictor = ? ORDER BY target_core_mhz",
+            [row["run_id"], predictor]).fetchall()]
+        got = predict_times(predictor, row, targets, miss_latency_ns(gpu))
+        assert np.allclose(got, expected, rtol=1e-9), predictor
+    con.close()
+
+
+def test_replay_and_closed_loop_are_compared(sim_db):
+    con = gpudb.connect(sim_db, read_only=True)
+    columns, rows = run_query(con, "replay_vs_closed_loop", {})
+    policy = con.execute("SELECT policy FROM run WHERE policy <> 'fixed'").fetchall()
+    con.close()
+    assert policy == [("crisp/edp",)]
+    [row] = [dict(zip(columns, r)) for r in rows]
+    assert row["predictor"] == "crisp" and row["objective"] == "edp"
+    # both ran the same kernel from the same start under the same controller
+    assert abs(row["time_diff_pct"]) < 25 and abs(row["energy_diff_pct"]) < 25

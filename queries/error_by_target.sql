@@ -5,19 +5,13 @@
                :base_mhz     base core MHz (default: each GPU's highest core P-state)
                :gpu_id       one GPU (default: every GPU)
                :suite        one kernel suite (default: every suite) */
-WITH top AS (
-    SELECT gpu_id, max(freq_mhz) AS top_core_mhz
-    FROM pstate
-    WHERE domain = 'core'
-    GROUP BY gpu_id
-),
-scored AS (
+WITH scored AS (
     SELECT
         p.predictor,
         p.target_core_mhz,
         (p.predicted_ns - p.actual_ns) / p.actual_ns * 100.0 AS pe
     FROM prediction AS p
-    JOIN top AS t USING (gpu_id)
+    JOIN gpu_top_core AS t USING (gpu_id)
     WHERE p.granularity = coalesce(CAST(:granularity AS TEXT), 'run')
       AND p.base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), t.top_core_mhz)
       AND (CAST(:gpu_id AS TEXT) IS NULL OR p.gpu_id = CAST(:gpu_id AS TEXT))

@@ -3,12 +3,6 @@
    Parameters: :kernel_id  the kernel (default: every kernel)
                :base_mhz   base core MHz (default: each GPU's highest core P-state)
                :gpu_id     one GPU (default: every GPU) */
-WITH top AS (
-    SELECT gpu_id, max(freq_mhz) AS top_core_mhz
-    FROM pstate
-    WHERE domain = 'core'
-    GROUP BY gpu_id
-)
 SELECT
     p.gpu_id,
     p.kernel_id,
@@ -24,7 +18,7 @@ SELECT
     any_value(p.predicted_ns) FILTER (WHERE p.predictor = 'crisp') AS crisp_ns,
     any_value(p.predicted_ns) FILTER (WHERE p.predictor = 'crispl') AS crispl_ns
 FROM prediction AS p
-JOIN top AS t USING (gpu_id)
+JOIN gpu_top_core AS t USING (gpu_id)
 WHERE p.granularity = 'run'
   AND p.base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), t.top_core_mhz)
   AND (CAST(:kernel_id AS TEXT) IS NULL OR p.kernel_id = CAST(:kernel_id AS TEXT))

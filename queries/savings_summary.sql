@@ -6,18 +6,7 @@
                :max_loss_pct  energy_perf's bound, % (default 1)
                :gpu_id        one GPU (default: every GPU)
                :suite         one kernel suite (default: every suite) */
-WITH per_setting AS (
-    SELECT gpu_id, kernel_id, core_mhz, sum(time_ns) AS time_ns, sum(energy_j) AS energy_j
-    FROM control_interval
-    GROUP BY gpu_id, kernel_id, core_mhz
-),
-baseline AS (
-    SELECT gpu_id, kernel_id, arg_max(time_ns, core_mhz) AS time_ns,
-           arg_max(energy_j, core_mhz) AS energy_j
-    FROM per_setting
-    GROUP BY gpu_id, kernel_id
-),
-results AS (
+WITH results AS (
     SELECT *
     FROM control_result
     WHERE objective = coalesce(CAST(:objective AS TEXT), 'edp')
@@ -34,7 +23,7 @@ per_kernel AS (
         100.0 * (1.0 - (r.energy_j * r.time_ns * r.time_ns)
                        / (b.energy_j * b.time_ns * b.time_ns)) AS ed2p_saving_pct
     FROM results AS r
-    JOIN baseline AS b USING (gpu_id, kernel_id)
+    JOIN control_baseline AS b USING (gpu_id, kernel_id)
     JOIN kernel AS k USING (kernel_id)
 )
 SELECT

@@ -43,6 +43,31 @@ power = { column = "power_w", unit = "W" }
 """
 
 
+# Two synthetic kernels small enough for a sweep in a test (simulator suite format).
+TINY_SUITE = """
+name = "tiny"
+description = "two synthetic kernels for tests"
+[[kernel]]
+name = "alu"
+category = "compute"
+description = "synthetic ALU loop"
+ctas = 30
+warps_per_cta = 4
+[[kernel.phase]]
+iterations = 20
+body = [{op = "alu", n = 4, dep = "prev"}, {op = "alu", n = 2}]
+[[kernel]]
+name = "mem"
+category = "memory"
+description = "synthetic streaming loads"
+ctas = 30
+warps_per_cta = 4
+[[kernel.phase]]
+iterations = 20
+body = [{op = "ld", id = "a", trans = 2}, {op = "alu", dep = "a"}]
+"""
+
+
 def real_file(name: str) -> Path:
     """A file of ../shared/data/real, or skip the test when the folder is absent."""
     path = REAL_DATA / name
@@ -94,3 +119,38 @@ def tiny_db(fresh_db, tiny_files) -> Path:
     finally:
         con.close()
     return fresh_db
+
+
+@pytest.fixture
+def tiny_suite_path(tmp_path) -> Path:
+    """A simulator suite file with two tiny synthetic kernels (suite name 'tiny')."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY_SUITE)
+    return path
+
+
+@pytest.fixture(scope="session")
+def query_db(tmp_path_factory) -> Path:
+    """Measured (the tiny CSV) and simulated runs (the tiny suite at every gtx480 core
+    P-state), control results and one closed-loop run: every stored query has rows here."""
+    from gpudb.control.closed_loop import run_closed_loop
+    from gpudb.control.results import evaluate
+    from gpudb.ingest import ingest
+    from gpudb.mapping import load_mapping
+    from sim.sweep import sweep
+
+    tmp = tmp_path_factory.mktemp("query_db")
+    (tmp / "tiny.csv").write_text(TINY_CSV)
+    (tmp / "tiny.toml").write_text(TINY_MAPPING)
+    (tmp / "suite.toml").write_text(TINY_SUITE)
+    db = tmp / "query.duckdb"
+    con = gpudb.connect(db)
+    ingest(con, [tmp / "tiny.csv"], load_mapping(tmp / "tiny.toml"))
+    con.close()
+    sweep(db, "gtx480", tmp / "suite.toml", mem_mhz=[924], interval_instructions=1000, jobs=1)
+    run_closed_loop(db, "gtx480", tmp / "suite.toml", None, "crisp", "edp",
+                    interval_instructions=1000)
+    con = gpudb.connect(db)
+    evaluate(con, ["crisp", "oracle"], ["edp", "energy"], suite="tiny")
+    con.close()
+    return db

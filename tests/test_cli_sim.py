@@ -7,51 +7,22 @@ from click.testing import CliRunner
 
 from gpudb.cli import cli
 
-SUITE = """
-name = "clitiny"
-description = "two synthetic kernels for CLI tests"
-[[kernel]]
-name = "alu"
-category = "compute"
-description = "synthetic ALU loop"
-ctas = 30
-warps_per_cta = 4
-[[kernel.phase]]
-iterations = 20
-body = [{op = "alu", n = 4, dep = "prev"}, {op = "alu", n = 2}]
-[[kernel]]
-name = "mem"
-category = "memory"
-description = "synthetic streaming loads"
-ctas = 30
-warps_per_cta = 4
-[[kernel.phase]]
-iterations = 20
-body = [{op = "ld", id = "a", trans = 2}, {op = "alu", dep = "a"}]
-"""
 
 
 def invoke(*args):
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 
-@pytest.fixture
-def suite_path(tmp_path):
-    path = tmp_path / "clitiny.toml"
-    path.write_text(SUITE)
-    return path
-
-
-def test_sweep_then_resume_then_evaluate(tmp_path, suite_path):
+def test_sweep_then_resume_then_evaluate(tmp_path, tiny_suite_path):
     db = tmp_path / "sim.duckdb"
-    args = ("--db", db, "sweep", "--suite", suite_path, "--core-mhz", "700,300",
+    args = ("--db", db, "sweep", "--suite", tiny_suite_path, "--core-mhz", "700,300",
             "--mem-mhz", "924", "--interval-instructions", 500, "--jobs", 1)
     first = invoke(*args)
     assert first.exit_code == 0, first.output
     assert "4 runs simulated, 0 already in" in first.output
     again = invoke(*args)
     assert "0 runs simulated, 4 already in" in again.output
-    result = invoke("--db", db, "evaluate", "accuracy", "--suite", suite_path, "--no-sweep",
+    result = invoke("--db", db, "evaluate", "accuracy", "--suite", tiny_suite_path, "--no-sweep",
                     "--format", "csv")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -64,12 +35,12 @@ def test_sweep_then_resume_then_evaluate(tmp_path, suite_path):
     assert rows["crisp"][-1] == "4.0"
 
 
-def test_evaluate_without_runs_says_which_sweep_to_run(tmp_path, suite_path):
+def test_evaluate_without_runs_says_which_sweep_to_run(tmp_path, tiny_suite_path):
     db = tmp_path / "empty.duckdb"
     assert invoke("--db", db, "init").exit_code == 0
-    result = invoke("--db", db, "evaluate", "accuracy", "--suite", suite_path, "--no-sweep")
+    result = invoke("--db", db, "evaluate", "accuracy", "--suite", tiny_suite_path, "--no-sweep")
     assert result.exit_code == 1
-    assert f"run: gpudb --db {db} sweep --gpu gtx480 --suite {suite_path}" in result.output
+    assert f"run: gpudb --db {db} sweep --gpu gtx480 --suite {tiny_suite_path}" in result.output
 
 
 def test_sweep_bad_input_is_one_line(tmp_path):

@@ -16,10 +16,10 @@ from conftest import MAPPINGS, real_file
 
 
 @pytest.mark.parametrize("name", sorted(stored_queries()))
-def test_every_stored_query_runs_and_is_documented(tiny_db, name):
+def test_every_stored_query_runs_and_is_documented(query_db, name):
     query = stored_queries()[name]
     assert query.description, f"{name}.sql needs a leading /* description */"
-    con = gpudb.connect(tiny_db, read_only=True)
+    con = gpudb.connect(query_db, read_only=True)
     columns, rows = run_query(con, name)
     con.close()
     assert columns and rows

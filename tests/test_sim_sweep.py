@@ -10,46 +10,17 @@ from sim.config import load_gpu, load_suite
 from gpudb.ingest import experiment_id
 from sim.sweep import plan, sweep
 
-SUITE = """
-name = "tiny"
-description = "two synthetic kernels for sweep tests"
-[[kernel]]
-name = "alu"
-category = "compute"
-description = "synthetic ALU loop"
-ctas = 30
-warps_per_cta = 4
-[[kernel.phase]]
-iterations = 20
-body = [{op = "alu", n = 4, dep = "prev"}, {op = "alu", n = 2}]
-[[kernel]]
-name = "mem"
-category = "memory"
-description = "synthetic streaming loads"
-ctas = 30
-warps_per_cta = 4
-[[kernel.phase]]
-iterations = 20
-body = [{op = "ld", id = "a", trans = 2}, {op = "alu", dep = "a"}]
-"""
-
-
-@pytest.fixture()
-def suite_path(tmp_path):
-    path = tmp_path / "tiny.toml"
-    path.write_text(SUITE)
-    return path
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_sweep_writes_runs_once(tmp_path, suite_path, jobs):
+def test_sweep_writes_runs_once(tmp_path, tiny_suite_path, jobs):
     db = tmp_path / "x.duckdb"
     calls = []
-    first = sweep(db, "gtx480", suite_path, core_mhz=[700, 100], mem_mhz=[924],
+    first = sweep(db, "gtx480", tiny_suite_path, core_mhz=[700, 100], mem_mhz=[924],
                   interval_instructions=500, jobs=jobs, progress=lambda *a: calls.append(a))
     assert first["runs_added"] == 4 and first["runs_skipped"] == 0
     assert calls[0] == (0, 4, 0) and calls[-1][:2] == (4, 4)
-    again = sweep(db, "gtx480", suite_path, core_mhz=[700, 100], mem_mhz=[924],
+    again = sweep(db, "gtx480", tiny_suite_path, core_mhz=[700, 100], mem_mhz=[924],
                   interval_instructions=500, jobs=jobs)
     assert again["runs_added"] == 0 and again["runs_skipped"] == 4
     con = gpudb.connect(db, read_only=True)
@@ -76,17 +47,17 @@ def test_sweep_writes_runs_once(tmp_path, suite_path, jobs):
         con.close()
 
 
-def test_run_id_is_the_simulated_runs_id(suite_path):
-    g, s = load_gpu("gtx480"), load_suite(suite_path)
+def test_run_id_is_the_simulated_runs_id(tiny_suite_path):
+    g, s = load_gpu("gtx480"), load_suite(tiny_suite_path)
     task = plan(g, s, core_mhz=[300], mem_mhz=[924], interval_instructions=500)[0]
     result = simulate(g, task.kernel, 300, 924, interval_instructions=500)
     assert result.run["run_id"] == task.run_id
     assert run_id(g, task.kernel, 300, 924, 15, None, 500, 1) != task.run_id
 
 
-def test_default_plan_is_every_pstate(suite_path):
+def test_default_plan_is_every_pstate(tiny_suite_path):
     g = load_gpu("gtx480")
-    tasks = plan(g, load_suite(suite_path))
+    tasks = plan(g, load_suite(tiny_suite_path))
     assert len(tasks) == 2 * 7 * 3
     with pytest.raises(ValueError, match="SM counts"):
-        plan(g, load_suite(suite_path), sms=[8])
+        plan(g, load_suite(tiny_suite_path), sms=[8])

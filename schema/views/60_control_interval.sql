@@ -25,3 +25,16 @@ SELECT
 FROM scope AS s
 JOIN interval AS i USING (run_id)
 JOIN pstate AS p ON p.gpu_id = s.gpu_id AND p.domain = 'core' AND p.freq_mhz = s.core_mhz;
+
+-- The baseline every control policy is compared with: each kernel always at its highest core
+-- P-state in control_interval, totalled over the run.
+CREATE OR REPLACE VIEW control_baseline AS
+WITH per_setting AS (
+    SELECT gpu_id, kernel_id, core_mhz, sum(time_ns) AS time_ns, sum(energy_j) AS energy_j
+    FROM control_interval
+    GROUP BY gpu_id, kernel_id, core_mhz
+)
+SELECT gpu_id, kernel_id, max(core_mhz) AS core_mhz,
+       arg_max(time_ns, core_mhz) AS time_ns, arg_max(energy_j, core_mhz) AS energy_j
+FROM per_setting
+GROUP BY gpu_id, kernel_id;

@@ -3,6 +3,7 @@ same run, so the ratio, not the machine, is what is compared."""
 
 from __future__ import annotations
 
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass
@@ -38,21 +39,26 @@ power = { column = "power_w", unit = "W" }
 class IngestBench:
     rows: int
     metric_rows: int
-    gpudb_s: float
-    duckdb_s: float
+    gpudb_s: list[float]
+    duckdb_s: list[float]
 
     @property
     def ratio(self) -> float:
-        """gpudb ingest speed as a fraction of DuckDB's own bulk insert of the same rows."""
-        return self.duckdb_s / self.gpudb_s
+        """gpudb ingest speed as a fraction of DuckDB's own bulk insert (medians)."""
+        return statistics.median(self.duckdb_s) / statistics.median(self.gpudb_s)
 
     def lines(self) -> list[str]:
+        ours, theirs = statistics.median(self.gpudb_s), statistics.median(self.duckdb_s)
+        runs = len(self.gpudb_s)
         return [
-            f"rows: {self.rows:,} runs + {self.metric_rows:,} metric values",
-            f"gpudb ingest (Parquet file -> validate -> run + metric): {self.gpudb_s:.3f} s, "
-            f"{self.rows / self.gpudb_s:,.0f} run rows/s",
-            f"DuckDB INSERT ... SELECT from Arrow tables of the same rows: {self.duckdb_s:.3f} s, "
-            f"{self.rows / self.duckdb_s:,.0f} run rows/s",
+            f"rows: {self.rows:,} runs + {self.metric_rows:,} metric values; median of {runs} "
+            "alternating runs",
+            f"gpudb ingest (Parquet file -> validate -> run + metric): {ours:.3f} s, "
+            f"{self.rows / ours:,.0f} run rows/s "
+            f"(runs: {', '.join(f'{t:.2f}' for t in self.gpudb_s)} s)",
+            f"DuckDB INSERT ... SELECT from Arrow tables of the same rows: {theirs:.3f} s, "
+            f"{self.rows / theirs:,.0f} run rows/s "
+            f"(runs: {', '.join(f'{t:.2f}' for t in self.duckdb_s)} s)",
             f"ratio gpudb / DuckDB: {self.ratio:.2f}",
         ]
 
@@ -75,41 +81,57 @@ def synthetic_measurements(rows: int, metrics: int, seed: int = 0) -> pa.Table:
     return pa.table(columns)
 
 
-def bench_ingest(rows: int = 1_000_000, metrics: int = 4, seed: int = 0) -> IngestBench:
+def _gpudb_ingest_once(tmp: Path, data_path: Path, mapping, tag: int):
+    ours = connect(tmp / f"gpudb-{tag}.duckdb")
+    try:
+        start = time.perf_counter()
+        ingest(ours, [data_path], mapping)
+        seconds = time.perf_counter() - start
+        tables = {t: ours.sql(f"SELECT * FROM {t}").to_arrow_table()
+                  for t in ("gpu", "kernel", "experiment", "run", "metric")}
+    finally:
+        ours.close()
+    return seconds, tables
+
+
+def _duckdb_insert_once(tmp: Path, tables: dict, tag: int) -> float:
+    theirs = connect(tmp / f"duckdb-{tag}.duckdb")
+    try:
+        for table in ("gpu", "kernel", "experiment"):
+            theirs.register("_ref", tables[table])
+            theirs.execute(f"INSERT INTO {table} SELECT * FROM _ref")
+            theirs.unregister("_ref")
+        theirs.register("_runs", tables["run"])
+        theirs.register("_metrics", tables["metric"])
+        start = time.perf_counter()
+        theirs.execute("BEGIN TRANSACTION")
+        theirs.execute("INSERT INTO run SELECT * FROM _runs")
+        theirs.execute("INSERT INTO metric SELECT * FROM _metrics")
+        theirs.execute("COMMIT")
+        return time.perf_counter() - start
+    finally:
+        theirs.close()
+
+
+def bench_ingest(rows: int = 1_000_000, metrics: int = 4, seed: int = 0,
+                 repeat: int = 3) -> IngestBench:
     """Time gpudb's ingest of a synthetic Parquet file against DuckDB inserting the very rows
-    gpudb produced, from Arrow tables, into a fresh file with the same schema."""
+    gpudb produced, from Arrow tables, into a fresh file with the same schema; `repeat`
+    alternating runs of each into fresh files, compared by their medians."""
+    gpudb_s, duckdb_s = [], []
     with tempfile.TemporaryDirectory(prefix="gpudb-bench-") as tmp:
         tmp = Path(tmp)
         data_path = tmp / "synthetic.parquet"
         pq.write_table(synthetic_measurements(rows, metrics, seed), data_path)
         (tmp / "bench.toml").write_text(_BENCH_MAPPING)
         mapping = load_mapping(tmp / "bench.toml")
-
-        ours = connect(tmp / "gpudb.duckdb")
-        start = time.perf_counter()
-        ingest(ours, [data_path], mapping)
-        gpudb_s = time.perf_counter() - start
-        run_rows = ours.sql("SELECT * FROM run").to_arrow_table()
-        metric_rows = ours.sql("SELECT * FROM metric").to_arrow_table()
-        reference = {t: ours.sql(f"SELECT * FROM {t}").to_arrow_table()
-                     for t in ("gpu", "kernel", "experiment")}
-        ours.close()
-
-        theirs = connect(tmp / "duckdb.duckdb")
-        for table, data in reference.items():
-            theirs.register("_ref", data)
-            theirs.execute(f"INSERT INTO {table} SELECT * FROM _ref")
-            theirs.unregister("_ref")
-        theirs.register("_runs", run_rows)
-        theirs.register("_metrics", metric_rows)
-        start = time.perf_counter()
-        theirs.execute("BEGIN TRANSACTION")
-        theirs.execute("INSERT INTO run SELECT * FROM _runs")
-        theirs.execute("INSERT INTO metric SELECT * FROM _metrics")
-        theirs.execute("COMMIT")
-        duckdb_s = time.perf_counter() - start
-        theirs.close()
-    return IngestBench(rows, metric_rows.num_rows, gpudb_s, duckdb_s)
+        for tag in range(repeat):
+            seconds, tables = _gpudb_ingest_once(tmp, data_path, mapping, tag)
+            gpudb_s.append(seconds)
+            duckdb_s.append(_duckdb_insert_once(tmp, tables, tag))
+            for path in tmp.glob(f"*-{tag}.duckdb*"):
+                path.unlink()
+    return IngestBench(rows, tables["metric"].num_rows, gpudb_s, duckdb_s)
 
 
 # The predictors' formulas written as plain SQL over prediction_input's columns: the reference

@@ -641,8 +641,10 @@ def bench():
               help="Synthetic run rows.")
 @click.option("--metrics", default=4, show_default=True, type=click.IntRange(0),
               help="Metric columns per row.")
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1),
+              help="Alternating runs of each; medians are compared.")
 @friendly_errors
-def bench_ingest(rows, metrics):
+def bench_ingest(rows, metrics, repeat):
     """Ingest speed (rows/s) against DuckDB's own INSERT ... SELECT from Arrow, as a ratio.
 
     Uses a temporary file and synthetic rows; nothing touches --db.
@@ -653,7 +655,7 @@ def bench_ingest(rows, metrics):
     """
     from gpudb.bench import bench_ingest as run_bench
 
-    for line in run_bench(rows, metrics).lines():
+    for line in run_bench(rows, metrics, repeat=repeat).lines():
         click.echo(line)
 
 

@@ -367,27 +367,37 @@ def _is_number_type(field: pa.Field) -> bool:
 
 
 def _write_metrics(con, mapping: Mapping, stage: _Staged, view: str, some_present: bool) -> int:
-    """Insert a staged file's metrics; returns the number of metric rows added."""
+    """Insert a staged file's metrics; returns the number of metric rows added.
+
+    Arrow filters copy every string of the table, so they run only where needed: no NULL
+    values and only new runs (a first ingest) insert the rows as they are.
+    """
     rows = _metric_rows(con, mapping, stage, view)
-    rows = rows.filter(pc.is_valid(rows.column("value")))
+    if rows.column("value").null_count:
+        rows = rows.filter(pc.is_valid(rows.column("value")))
     is_new = rows.column("_new")
-    con.register("_gpudb_metrics", rows.filter(is_new).drop_columns(["_new"]))
+    new_count = pc.sum(is_new).as_py() or 0
+    added = 0
+    if new_count:
+        added += _insert_metrics(con, rows if new_count == rows.num_rows
+                                 else rows.filter(is_new), check_present=False)
+    if some_present and new_count < rows.num_rows:
+        added += _insert_metrics(con, rows.filter(pc.invert(is_new)), check_present=True)
+    return added
+
+
+def _insert_metrics(con, rows: pa.Table, check_present: bool) -> int:
+    """Insert (run_id, name, value) rows; with check_present, only those not stored yet."""
+    con.register("_gpudb_metrics", rows.drop_columns(["_new"]))
     try:
-        added = first_row(con.execute(
-            "INSERT INTO metric (run_id, idx, name, value) "
-            "SELECT run_id, NULL, name, value FROM _gpudb_metrics"))[0]
+        sql = ("INSERT INTO metric (run_id, idx, name, value) SELECT m.run_id, NULL, m.name, "
+               "m.value FROM _gpudb_metrics AS m")
+        if check_present:
+            sql += (" WHERE NOT EXISTS (SELECT 1 FROM metric AS e WHERE e.run_id = m.run_id "
+                    "AND e.idx IS NULL AND e.name = m.name)")
+        return first_row(con.execute(sql))[0]
     finally:
         con.unregister("_gpudb_metrics")
-    if some_present:
-        con.register("_gpudb_metrics", rows.filter(pc.invert(is_new)))
-        try:
-            added += first_row(con.execute(
-                "INSERT INTO metric (run_id, idx, name, value) SELECT m.run_id, NULL, m.name, "
-                "m.value FROM _gpudb_metrics AS m WHERE NOT EXISTS (SELECT 1 FROM metric AS e "
-                "WHERE e.run_id = m.run_id AND e.idx IS NULL AND e.name = m.name)"))[0]
-        finally:
-            con.unregister("_gpudb_metrics")
-    return added
 
 
 def _write(con, mapping, staged, exp_id, exp_name, now, version) -> None:

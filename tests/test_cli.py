@@ -100,7 +100,7 @@ def test_export_and_merge_commands(tiny_db, tmp_path):
 
 
 def test_bench_ingest_reports_ratio():
-    result = invoke("bench", "ingest", "--rows", 2000, "--metrics", 2)
+    result = invoke("bench", "ingest", "--rows", 2000, "--metrics", 2, "--repeat", 1)
     assert result.exit_code == 0, result.output
     assert "2,000 runs + 4,000 metric values" in result.output
     assert "ratio gpudb / DuckDB:" in result.output

@@ -627,6 +627,69 @@ next:
 
 
 @cli.group()
+def train():
+    """Train a machine-learning predictor on the database's runs and store it there.
+
+    Example:
+
+        gpudb --db lab.duckdb train wu --gpu v100 --seed 0
+    """
+
+
+@train.command("wu")
+@click.option("--gpu", "gpu_id", required=True, help="GPU whose fixed runs train the model.")
+@click.option("--base", default=None, metavar="SMS,CORE_MHZ,MEM_MHZ",
+              help="Base setting the model predicts from, or 'all' for one model per setting "
+                   "(default: the highest setting).")
+@click.option("--train-fraction", default=0.8, show_default=True,
+              type=click.FloatRange(0, 1, min_open=True), help="Share of kernels trained on.")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seed of the kernel split, k-means and the networks.")
+@click.option("--clusters", default=12, show_default=True, type=click.IntRange(1),
+              help="k-means clusters per cluster set.")
+@click.option("--features", default=None, metavar="NAME,...",
+              help="Classifier inputs, names in view wu_feature (default: dcgm_* metrics of "
+                   "measured runs, table II analogues of simulated ones).")
+@click.option("--no-power", is_flag=True, help="Model time only.")
+@output_options
+@click.pass_obj
+@friendly_errors
+def train_wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_power,
+             fmt):
+    """Wu et al.'s model (paper 002): k-means scaling surfaces and neural-network classifiers.
+
+    Splits the GPU's kernels at random (stored), trains, stores the model for the pred_wu
+    view, and prints the validation error per kernel (the summary goes to stderr unless
+    --format table). With --base all, one model per setting and a row per model (see the
+    stored query wu_error_by_base for the heat map). Needs scikit-learn (gpudb[ml]).
+
+    Example:
+
+        gpudb --db lab.duckdb train wu --gpu v100 --train-fraction 0.8 --seed 0
+    """
+    from gpudb import wu_model
+
+    if obj.read_only:
+        raise GpudbError("train writes the database; drop --read-only")
+    names = [f.strip() for f in features.split(",") if f.strip()] if features else None
+    con = obj.connect()
+    try:
+        if base == "all":
+            columns, rows = wu_model.train_many(
+                con, gpu_id, cluster_counts=(clusters,), train_fraction=train_fraction,
+                seed=seed, features=names, power=not no_power)
+        else:
+            report = wu_model.train_wu(
+                con, gpu_id, base=wu_model.parse_base(base), train_fraction=train_fraction,
+                seed=seed, clusters=clusters, features=names, power=not no_power)
+            columns, rows = wu_model.validation_table(con, report.model_id)
+            click.echo(report.summary(), err=fmt != "table")
+    finally:
+        con.close()
+    output_rows(columns, rows, fmt)
+
+
+@cli.group()
 def bench():
     """Benchmarks that print a figure next to a reference measured in the same run.
 

@@ -21,7 +21,6 @@ from gpudb.db import GpudbError, connect, first_row, schema_version
 
 # Tables in dependency order: referenced rows first.
 TABLES = ("gpu", "pstate", "kernel", "experiment", "ingest_file", "run", "interval", "metric")
-META_TABLES = ("gpudb_migration", "gpudb_meta")
 
 # Key columns of each table: a source row whose key is already present is not copied.
 _KEYS = {
@@ -37,7 +36,8 @@ _KEYS = {
 
 
 def export(con: duckdb.DuckDBPyConnection, directory: str | Path) -> dict[str, int]:
-    """Write every table to DIRECTORY/<table>.parquet; returns rows per table.
+    """Write every table (core, control results, materialised predictions, schema
+    bookkeeping) to DIRECTORY/<table>.parquet; returns rows per table.
 
     The directory must not exist yet; files are written to a temporary sibling first and
     renamed at the end, so a failed export leaves nothing behind.
@@ -50,8 +50,11 @@ def export(con: duckdb.DuckDBPyConnection, directory: str | Path) -> dict[str, i
         raise GpudbError(f"{parent} is not a directory")
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=parent))
     counts = {}
+    tables = [r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = 'main' AND NOT temporary ORDER BY table_name").fetchall()]
     try:
-        for table in TABLES + META_TABLES:
+        for table in tables:
             path = staging / f"{table}.parquet"
             con.execute(f"COPY (SELECT * FROM {table}) TO '{path}' (FORMAT parquet)")
             counts[table] = first_row(con.execute(f"SELECT count(*) FROM {table}"))[0]

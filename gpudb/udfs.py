@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from gpudb.predictors import crisp, critbw, linear
+from gpudb.predictors import crisp, critbw, linear, wu
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,9 @@ UDFS: tuple[Udf, ...] = (
     Udf("predict_critbw", _predict_critbw, ("DOUBLE",) * 6, "DOUBLE",
         "predict_critbw(t_ns, demand_ns, prefetch_stall_ns, memory_min_ns, base_mhz, "
         "target_mhz): CRIT+BW runtime (ns)"),
+    Udf("predict_wu", wu.predict_wu_arrow, ("DOUBLE", "DOUBLE[]", "DOUBLE[]"), "DOUBLE",
+        "predict_wu(base_value, up_scaling, down_scaling): paper 002 eq. 1, base time (ns) or "
+        "power (W) times the upward steps' scaling values over the downward steps'"),
 )
 
 

@@ -17,6 +17,9 @@ WITH scored AS (
       AND (CAST(:gpu_id AS TEXT) IS NULL OR p.gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR p.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
       AND p.target_core_mhz <> p.base_core_mhz
+      AND p.target_mem_mhz = p.base_mem_mhz
+      AND p.target_n_sm IS NOT DISTINCT FROM p.base_n_sm
+      AND p.in_training IS NOT TRUE
       AND p.predicted_ns IS NOT NULL
       AND p.actual_ns IS NOT NULL
 )

@@ -1,7 +1,8 @@
 /* Accuracy per predictor and target core MHz (paper 000 figure 8): mean absolute percentage
    error, largest absolute percentage error and count of predictions with a known actual time;
    the row with an empty target is the predictor over all targets. Predictions go from the base
-   core MHz to every other core P-state, at the base run's memory clock and SM count.
+   core MHz to every other core P-state, at the base run's memory clock and SM count (Wu et
+   al.'s model: kernels outside its training split only).
    Parameters: :granularity  'run' (default) or 'interval'
                :base_mhz     base core MHz (default: each GPU's highest core P-state)
                :gpu_id       one GPU (default: every GPU)
@@ -18,6 +19,9 @@ WITH scored AS (
       AND (CAST(:gpu_id AS TEXT) IS NULL OR p.gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR p.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
       AND p.target_core_mhz <> p.base_core_mhz
+      AND p.target_mem_mhz = p.base_mem_mhz
+      AND p.target_n_sm IS NOT DISTINCT FROM p.base_n_sm
+      AND p.in_training IS NOT TRUE
       AND p.predicted_ns IS NOT NULL
       AND p.actual_ns IS NOT NULL
 )

@@ -1,9 +1,11 @@
 -- Every predictor's prediction from every fixed-run sample to every target setting, with the
 -- actual time: the same sample (same interval index, or the whole run) of the fixed run of
 -- the same kernel and GPU at the target setting, with the same SM count, CTA limit and
--- interval size (averaged if repeated; NULL where that run does not exist).
+-- interval size (averaged if repeated; NULL where that run does not exist). Wu et al.'s model
+-- (45_pred_wu.sql) predicts whole runs at every setting of its grid, SM count and memory
+-- clock included.
 CREATE OR REPLACE VIEW prediction AS
-WITH predicted AS (
+WITH analytic AS (
     SELECT * FROM pred_proportional
     UNION ALL SELECT * FROM pred_stall
     UNION ALL SELECT * FROM pred_lead
@@ -12,6 +14,12 @@ WITH predicted AS (
     UNION ALL SELECT * FROM pred_crisp
     UNION ALL SELECT * FROM pred_crispl
     UNION ALL SELECT * FROM pred_critbw
+),
+-- in_training: whether the sample's kernel trained the model (Wu et al.); NULL for the
+-- analytic predictors, which learn nothing.
+predicted AS (
+    SELECT *, CAST(NULL AS BOOLEAN) AS in_training FROM analytic
+    UNION ALL SELECT * EXCLUDE (model_id, predicted_power_w) FROM pred_wu
 ),
 actual AS (
     SELECT granularity, kernel_id, gpu_id, n_sm, ctas_per_sm, interval_instructions,
@@ -24,7 +32,7 @@ SELECT
     p.predictor, p.granularity, p.run_id, p.kernel_id, p.gpu_id, p.sample_idx,
     p.base_core_mhz, p.base_mem_mhz, p.base_n_sm,
     p.target_core_mhz, p.target_mem_mhz, p.target_n_sm,
-    p.predicted_ns, a.actual_ns
+    p.predicted_ns, a.actual_ns, p.in_training
 FROM predicted AS p
 LEFT JOIN actual AS a
     ON a.granularity = p.granularity

@@ -508,7 +508,7 @@ def evaluate_accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep,
                    f"{gpu}, suite {suite_name}:")
     output_rows(per_predictor.columns, per_predictor.rows, fmt)
     if fmt == "table":
-        click.echo(f"\nMAPE (%) by kernel, over all targets:")
+        click.echo("\nMAPE (%) by kernel, over all targets:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
 
 

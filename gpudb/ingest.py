@@ -343,7 +343,7 @@ def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str) -> pa.Table:
     Built column-wise in Arrow rather than with SQL UNPIVOT: it costs about a fifth as much at
     a million rows, and the insert then reads Arrow like DuckDB's own bulk path.
     """
-    ids = con.sql(f"SELECT run_id, _new FROM _gpudb_new_runs ORDER BY _row").to_arrow_table()
+    ids = con.sql("SELECT run_id, _new FROM _gpudb_new_runs ORDER BY _row").to_arrow_table()
     text = [c for c in stage.metric_columns if not _is_number_type(stage.table.schema.field(c))]
     parsed = (con.sql("SELECT " + ", ".join(f"CAST({q(c)} AS DOUBLE) AS {q(c)}" for c in text)
                       + f" FROM {view} ORDER BY {ROW}").to_arrow_table() if text else None)

@@ -11,7 +11,7 @@ import pytest
 import gpudb
 from gpudb.control.energy import predict_energy
 from gpudb.control.offline import POLICIES, load_outcomes
-from gpudb.control.results import evaluate, offline, replay
+from gpudb.control.results import evaluate, replay
 from gpudb.queries import run_query
 
 # (time ns, energy J) of intervals 0-2 at each core MHz: hand-made numbers, not simulator output.

@@ -27,6 +27,7 @@ DEFAULT_DB = "gpudb.duckdb"
 MEMORY = ":memory:"
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+_VIEW = re.compile(r"CREATE OR REPLACE VIEW", re.I)
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 _BOOTSTRAP = """
@@ -189,10 +190,17 @@ def _migrate(con: duckdb.DuckDBPyConnection, pending: list[Migration]) -> None:
                              f"{str(exc).splitlines()[0]}") from exc
 
 
-def _apply_views(con: duckdb.DuckDBPyConnection) -> None:
+def _apply_views(con: duckdb.DuckDBPyConnection, read_only: bool) -> None:
+    """(Re)create the views when this gpudb's definitions differ from the file's. A read-only
+    file gets them as temporary views, which shadow the stored ones for this connection, so
+    a file last written by another gpudb version still answers with this version's views."""
     files = view_files()
     digest = _views_digest(files)
     if _meta(con, "views_sha256") == digest:
+        return
+    if read_only:
+        for path in files:
+            con.execute(_VIEW.sub("CREATE OR REPLACE TEMP VIEW", path.read_text()))
         return
     con.execute("BEGIN TRANSACTION")
     try:
@@ -237,10 +245,10 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False,
         if not read_only:
             con.execute(_BOOTSTRAP)
             _migrate(con, pending)
-            _apply_views(con)
-            if writer != __version__:
-                con.execute("INSERT OR REPLACE INTO gpudb_meta VALUES ('gpudb_version', ?)",
-                            [__version__])
+        _apply_views(con, read_only)
+        if not read_only and writer != __version__:
+            con.execute("INSERT OR REPLACE INTO gpudb_meta VALUES ('gpudb_version', ?)",
+                        [__version__])
     except BaseException:
         con.close()
         raise

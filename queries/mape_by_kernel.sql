@@ -1,26 +1,17 @@
 /* Per kernel, each predictor's mean absolute percentage error over all target core P-states
-   (paper 000 figure 9), from the base core MHz at whole-run granularity; Wu et al.'s model
-   counts only kernels it was not trained on.
-   Parameters: :base_mhz  base core MHz (default: each GPU's highest core P-state)
+   (paper 000 figure 9), from the base core MHz; Wu et al.'s model counts only kernels it
+   was not trained on.
+   Parameters: :granularity  'run' (default) or 'interval'
+               :base_mhz  base core MHz (default: each GPU's highest core P-state)
                :gpu_id    one GPU (default: every GPU)
                :suite     one kernel suite (default: every suite) */
 WITH scored AS (
-    SELECT
-        p.gpu_id,
-        p.kernel_id,
-        p.predictor,
-        abs(p.predicted_ns - p.actual_ns) / p.actual_ns * 100.0 AS ape
-    FROM prediction AS p
-    JOIN gpu_top_core AS t USING (gpu_id)
-    WHERE p.granularity = 'run'
-      AND p.base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), t.top_core_mhz)
-      AND (CAST(:gpu_id AS TEXT) IS NULL OR p.gpu_id = CAST(:gpu_id AS TEXT))
-      AND (CAST(:suite AS TEXT) IS NULL OR p.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
-      AND p.target_core_mhz <> p.base_core_mhz
-      AND p.target_mem_mhz = p.base_mem_mhz
-      AND p.target_n_sm IS NOT DISTINCT FROM p.base_n_sm
-      AND p.in_training IS NOT TRUE
-      AND p.actual_ns IS NOT NULL
+    SELECT gpu_id, kernel_id, predictor, ape
+    FROM core_scaling_error
+    WHERE granularity = coalesce(CAST(:granularity AS TEXT), 'run')
+      AND base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), top_core_mhz)
+      AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
+      AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
 )
 SELECT
     s.gpu_id,

@@ -8,22 +8,12 @@
                :gpu_id       one GPU (default: every GPU)
                :suite        one kernel suite (default: every suite) */
 WITH scored AS (
-    SELECT
-        p.predictor,
-        p.target_core_mhz,
-        abs(p.predicted_ns - p.actual_ns) / p.actual_ns * 100.0 AS ape
-    FROM prediction AS p
-    JOIN gpu_top_core AS t USING (gpu_id)
-    WHERE p.granularity = coalesce(CAST(:granularity AS TEXT), 'run')
-      AND p.base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), t.top_core_mhz)
-      AND (CAST(:gpu_id AS TEXT) IS NULL OR p.gpu_id = CAST(:gpu_id AS TEXT))
-      AND (CAST(:suite AS TEXT) IS NULL OR p.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
-      AND p.target_core_mhz <> p.base_core_mhz
-      AND p.target_mem_mhz = p.base_mem_mhz
-      AND p.target_n_sm IS NOT DISTINCT FROM p.base_n_sm
-      AND p.in_training IS NOT TRUE
-      AND p.predicted_ns IS NOT NULL
-      AND p.actual_ns IS NOT NULL
+    SELECT predictor, target_core_mhz, ape
+    FROM core_scaling_error
+    WHERE granularity = coalesce(CAST(:granularity AS TEXT), 'run')
+      AND base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), top_core_mhz)
+      AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
+      AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
 )
 SELECT
     predictor,

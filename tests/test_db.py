@@ -120,3 +120,19 @@ def test_second_writer_gets_one_line_naming_the_holder(fresh_db):
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)
+
+
+def test_read_only_file_with_other_view_definitions_gets_this_gpudbs_views(fresh_db):
+    # A file last written by a gpudb whose views differ (here: one missing, another changed).
+    con = duckdb.connect(str(fresh_db))
+    con.execute("DROP VIEW core_scaling_error")
+    con.execute("CREATE OR REPLACE VIEW run_summary AS SELECT 1 AS stale")
+    con.execute("UPDATE gpudb_meta SET value = 'other' WHERE key = 'views_sha256'")
+    con.close()
+    reader = gpudb.connect(fresh_db, read_only=True)
+    assert reader.execute("SELECT count(*) FROM core_scaling_error").fetchall() == [(0,)]
+    assert "power_w" in [d[0] for d in reader.execute("SELECT * FROM run_summary").description]
+    reader.close()
+    plain = duckdb.connect(str(fresh_db), read_only=True)  # the file itself was not written
+    assert plain.execute("SELECT * FROM run_summary").fetchall() == [(1,)]
+    plain.close()

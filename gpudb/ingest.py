@@ -83,6 +83,7 @@ class _Staged:
     table: pa.Table
     metric_columns: list[str]
     text_columns: list[str]
+    runs: str = ""  # temporary table of the file's run rows (see _stage_runs)
 
 
 def read_file(path: Path) -> pa.Table:
@@ -189,16 +190,6 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
             raise IngestError(f"{_where(path, hit[0], mapping.n_sm.column)}: {hit[1]!r} "
                               "is not a whole number of SMs")
 
-    key = f"{_kernel_expr(mapping)}, {_num(mapping.core_mhz)}, {_num(mapping.mem_mhz)}"
-    if mapping.n_sm is not None:
-        key += f", {_num(mapping.n_sm)}"
-    dup = first_row(con.execute(
-        f"SELECT min({ROW}), max({ROW}), any_value({_kernel_expr(mapping)}) FROM {view} "
-        f"GROUP BY {key} HAVING count(*) > 1 ORDER BY 1 LIMIT 1"))
-    if dup:
-        raise IngestError(f"{path}: rows {dup[0]} and {dup[1]} both measure kernel {dup[2]!r} "
-                          f"at the same setting (columns {', '.join(mapping.kernel)}, "
-                          f"{mapping.core_mhz.column}, {mapping.mem_mhz.column})")
     return _Staged(path, "", table, metric_columns, text_columns)
 
 
@@ -251,15 +242,27 @@ def _run_rows(mapping: Mapping, view: str, exp_id: str, sha: str, created: str) 
         FROM {view}"""
 
 
-def _run_ids(rows: str) -> str:
-    """SQL for (_row, run_id, _new) in row order; _new marks runs the database lacks."""
-    return f"""
-        SELECT _row, run_id, run_id NOT IN (SELECT run_id FROM run) AS _new
-        FROM (SELECT _row, md5(concat_ws('|', source, gpu_id, kernel_id, policy,
-                                          {_g('core_mhz')}, {_g('mem_mhz')}, n_sm,
-                                          {_g('time_ns')}, {_g('_measured')})) AS run_id
-              FROM ({rows}))
-        ORDER BY _row"""
+def _stage_runs(con, mapping: Mapping, stage: "_Staged", view: str, exp_id: str,
+                now: str) -> None:
+    """Materialise a validated file's run rows, with their run_id and row number, as the
+    temporary table stage.runs (readers that need file order sort by _row), and refuse a kernel measured twice at one
+    setting (which needs the converted kernel ids and clocks the table holds)."""
+    rows = _run_rows(mapping, view, exp_id, stage.sha256, now)
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE {stage.runs} AS
+        SELECT md5(concat_ws('|', source, gpu_id, kernel_id, policy, {_g('core_mhz')},
+                             {_g('mem_mhz')}, n_sm, {_g('time_ns')}, {_g('_measured')}))
+                   AS run_id, *
+        FROM ({rows})""")
+    dup = first_row(con.execute(
+        f"SELECT min(_row), max(_row), any_value(kernel_id) FROM {stage.runs} "
+        "GROUP BY kernel_id, core_mhz, mem_mhz, n_sm HAVING count(*) > 1 ORDER BY 1 LIMIT 1"))
+    if dup:
+        kernel = dup[2].split("/", 1)[1]
+        raise IngestError(f"{stage.path}: rows {dup[0]} and {dup[1]} both measure kernel "
+                          f"{kernel!r} at the same setting (columns "
+                          f"{', '.join(mapping.kernel)}, {mapping.core_mhz.column}, "
+                          f"{mapping.mem_mhz.column})")
 
 
 RUN_COLUMNS = ("run_id", "experiment_id", "source", "kernel_id", "gpu_id", "policy", "core_mhz",
@@ -325,6 +328,8 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             view = f"_gpudb_ingest_{i}"
             stage = _stage(con, path, mapping, view)
             stage.sha256 = sha
+            stage.runs = f"_gpudb_runs_{i}"
+            _stage_runs(con, mapping, stage, view, exp_id, now)
             report.rows = stage.table.num_rows
             report.ignored_text_columns = [c for c in stage.text_columns]
             staged.append((report, stage, view))
@@ -334,6 +339,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
     finally:
         for i in range(len(paths)):
             con.unregister(f"_gpudb_ingest_{i}")
+            con.execute(f"DROP TABLE IF EXISTS _gpudb_runs_{i}")
     return reports
 
 
@@ -343,7 +349,8 @@ def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str) -> pa.Table:
     Built column-wise in Arrow rather than with SQL UNPIVOT: it costs about a fifth as much at
     a million rows, and the insert then reads Arrow like DuckDB's own bulk path.
     """
-    ids = con.sql("SELECT run_id, _new FROM _gpudb_new_runs ORDER BY _row").to_arrow_table()
+    ids = con.sql(f"SELECT run_id, run_id NOT IN (SELECT run_id FROM _gpudb_present) AS _new "
+                  f"FROM {stage.runs} ORDER BY _row").to_arrow_table()
     text = [c for c in stage.metric_columns if not _is_number_type(stage.table.schema.field(c))]
     parsed = (con.sql("SELECT " + ", ".join(f"CAST({q(c)} AS DOUBLE) AS {q(c)}" for c in text)
                       + f" FROM {view} ORDER BY {ROW}").to_arrow_table() if text else None)
@@ -406,32 +413,27 @@ def _write(con, mapping, staged, exp_id, exp_name, now, version) -> None:
     try:
         _ensure_reference_rows(con, mapping, exp_id, exp_name, now)
         for report, stage, view in staged:
-            # Only (row, run_id, new?) is materialised; the run rows are computed again from
-            # the staged file and lined up with it by position (POSITIONAL JOIN), which costs
-            # far less than writing every run column to a temporary table first.
-            rows = _run_rows(mapping, view, exp_id, stage.sha256, now)
-            con.execute("CREATE OR REPLACE TEMP TABLE _gpudb_new_runs AS " + _run_ids(rows))
             con.execute(
                 "INSERT INTO kernel (kernel_id, name, suite, category, description, spec) "
                 "SELECT DISTINCT kernel_id, substr(kernel_id, length(?) + 2), ?, NULL, "
-                f"'measured kernel', NULL FROM ({rows}) "
+                f"'measured kernel', NULL FROM {stage.runs} "
                 "WHERE kernel_id NOT IN (SELECT kernel_id FROM kernel)",
                 [mapping.suite, mapping.suite])
             con.execute(
                 "INSERT INTO pstate SELECT gpu_id, domain, freq_mhz, NULL FROM ("
-                f"SELECT DISTINCT gpu_id, 'core' AS domain, core_mhz AS freq_mhz FROM ({rows}) "
-                f"UNION SELECT DISTINCT gpu_id, 'mem', mem_mhz FROM ({rows})) AS f "
+                f"SELECT DISTINCT gpu_id, 'core' AS domain, core_mhz AS freq_mhz FROM {stage.runs} "
+                f"UNION SELECT DISTINCT gpu_id, 'mem', mem_mhz FROM {stage.runs}) AS f "
                 "WHERE NOT EXISTS (SELECT 1 FROM pstate AS p WHERE "
                 "p.gpu_id = f.gpu_id AND p.domain = f.domain AND p.freq_mhz = f.freq_mhz)")
-            columns = ", ".join("i.run_id" if c == "run_id" else f"r.{c}" for c in RUN_COLUMNS)
+            # Runs the database already has (usually none) keep their row; only their new
+            # metrics are added.
+            con.execute("CREATE OR REPLACE TEMP TABLE _gpudb_present AS SELECT run_id FROM "
+                        f"{stage.runs} WHERE run_id IN (SELECT run_id FROM run)")
+            present = first_row(con.execute("SELECT count(*) FROM _gpudb_present"))[0]
             added = first_row(con.execute(
-                f"INSERT INTO run SELECT {columns} FROM ({rows}) AS r "
-                "POSITIONAL JOIN _gpudb_new_runs AS i WHERE i._new AND i._row = r._row"))[0]
-            expected = first_row(con.execute(
-                "SELECT count(*) FILTER (WHERE _new) FROM _gpudb_new_runs"))[0]
-            if added != expected:  # the positional alignment failed: never write a partial file
-                raise GpudbError(f"{stage.path}: internal error lining up rows "
-                                 f"({added} of {expected} runs); nothing written")
+                f"INSERT INTO run SELECT {', '.join(RUN_COLUMNS)} FROM {stage.runs}"
+                + (" WHERE run_id NOT IN (SELECT run_id FROM _gpudb_present)" if present
+                   else "")))[0]
             report.runs_added = added
             report.runs_present = report.rows - added
             if stage.metric_columns:
@@ -442,7 +444,7 @@ def _write(con, mapping, staged, exp_id, exp_name, now, version) -> None:
                 "CAST(? AS TIMESTAMPTZ), ?)",
                 [stage.sha256, stage.path.name, mapping.sha256, exp_id, report.rows,
                  report.runs_added, report.metrics_added, user, host, now, version])
-        con.execute("DROP TABLE IF EXISTS _gpudb_new_runs")
+        con.execute("DROP TABLE IF EXISTS _gpudb_present")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

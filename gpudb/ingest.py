@@ -409,6 +409,17 @@ def _insert_metrics(con, rows: pa.Table, check_present: bool) -> int:
 
 def _write(con, mapping, staged, exp_id, exp_name, now, version) -> None:
     user, host = whoami()
+    # Row order in run and metric carries no meaning (readers sort), and letting DuckDB
+    # insert out of order lets both threads write (DuckDB's advice for bulk loads).
+    preserve = first_row(con.execute("SELECT current_setting('preserve_insertion_order')"))[0]
+    con.execute("SET preserve_insertion_order = false")
+    try:
+        _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host)
+    finally:
+        con.execute(f"SET preserve_insertion_order = {str(bool(preserve)).lower()}")
+
+
+def _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host) -> None:
     con.execute("BEGIN TRANSACTION")
     try:
         _ensure_reference_rows(con, mapping, exp_id, exp_name, now)

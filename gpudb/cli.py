@@ -475,7 +475,7 @@ def control(obj: Context, predictor, objective, max_loss_pct, gpu, suite, kernel
                 "table")
 
 
-@evaluate.command("accuracy")
+@evaluate.command()
 @click.option("--gpu", default="gtx480", show_default=True, help="GPU to evaluate.")
 @click.option("--suite", default="default", show_default=True, help="Kernel suite.")
 @click.option("--base-mhz", type=float,
@@ -487,7 +487,7 @@ def control(obj: Context, predictor, objective, max_loss_pct, gpu, suite, kernel
 @output_options
 @click.pass_obj
 @friendly_errors
-def evaluate_accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep, fmt):
+def accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep, fmt):
     """Each predictor's MAPE from the base core P-state to every other one (paper 000
     figure 8, with the paper's averages beside ours), then per kernel (figure 9).
 
@@ -612,7 +612,7 @@ def demo(ctx, gpu, suite):
     if obj.read_only:
         raise GpudbError("demo writes the database; drop --read-only")
     click.echo(f"gpudb demo: suite {suite} on {gpu} into {obj.path} (synthetic kernels)")
-    ctx.invoke(evaluate_accuracy, gpu=gpu, suite=suite, base_mhz=None, granularity="run",
+    ctx.invoke(accuracy, gpu=gpu, suite=suite, base_mhz=None, granularity="run",
                do_sweep=True, fmt="table")
     ctx.invoke(evaluate_control, gpu=gpu, suite=suite, objectives=("edp",), max_loss_pct=1.0,
                do_sweep=True, fmt="table")
@@ -636,7 +636,7 @@ def train():
     """
 
 
-@train.command("wu")
+@train.command()
 @click.option("--gpu", "gpu_id", required=True, help="GPU whose fixed runs train the model.")
 @click.option("--base", default=None, metavar="SMS,CORE_MHZ,MEM_MHZ",
               help="Base setting the model predicts from, or 'all' for one model per setting "
@@ -654,7 +654,7 @@ def train():
 @output_options
 @click.pass_obj
 @friendly_errors
-def train_wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_power,
+def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_power,
              fmt):
     """Wu et al.'s model (paper 002): k-means scaling surfaces and neural-network classifiers.
 
@@ -722,12 +722,12 @@ def bench_ingest(rows, metrics, repeat):
         click.echo(line)
 
 
-@bench.command("predict")
+@bench.command()
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(1),
               help="Timed runs of each query; the best is reported.")
 @click.pass_obj
 @friendly_errors
-def bench_predict(obj: Context, repeat):
+def predict(obj: Context, repeat):
     """Speed of the UDF-backed prediction view against the same view with its formulas in
     plain SQL, as a ratio, at the database's thread setting and at threads=1.
 
@@ -752,11 +752,11 @@ def bench_predict(obj: Context, repeat):
         click.echo(line)
 
 
-@bench.command("sim")
+@bench.command()
 @click.option("--gpu", default="gtx480", show_default=True, help="GPU configuration.")
 @click.option("--suite", default="default", show_default=True, help="Kernel suite.")
 @friendly_errors
-def bench_sim(gpu, suite):
+def sim(gpu, suite):
     """Simulated warp instructions per second (one process) for a compute-, a memory- and a
     store-bound kernel, and the jitted model against its pure-Python execution, as a ratio.
 

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import duckdb
 
 from gpudb.db import first_row
+from gpudb.predictors import ANALYTIC
 from gpudb.queries import run_query
 
-PREDICTORS = ("proportional", "stall", "lead", "miss", "crit", "critbw", "crisp", "crispl")
+PREDICTORS = ANALYTIC
 
 # Paper 000 section 5.1 / abstract: average MAPE from 700 MHz to the other P-states, Rodinia on
 # a GTX 480 in GPGPU-Sim (section 5.3 for CRISP-L). None: the paper gives no figure.

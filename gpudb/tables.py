@@ -83,6 +83,8 @@ _INTERVAL_DOUBLES = (
     "mem_unit_busy_cycles", "mem_unit_stall_cycles", "write_unit_stall_cycles",
     "active_warps_avg", "occupancy", "core_dynamic_j", "core_static_j", "dram_dynamic_j",
     "dram_static_j", "other_j",
+    "crisp_slot_lcp_cycles", "crisp_slot_load_stall_cycles", "crisp_slot_store_stall_cycles",
+    "sm_empty_cycles", "mshr_min_ns", "store_queue_min_ns",
 )
 _INTERVAL_COUNTS = (
     "alu_insts", "sfu_insts", "gld_insts", "gst_insts", "shared_insts", "barrier_insts",

@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from gpudb.predictors import crisp, critbw, linear, wu
+from gpudb.predictors import crisp, crisp_gpudb, critbw, linear, wu
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,12 @@ def _predict_crisp(t_ns, lcp_ns, lcp_comp_ns, csp_stall_ns, base_mhz, target_mhz
         t_ns, lcp_ns, lcp_comp_ns, csp_stall_ns, base_mhz, target_mhz))))
 
 
+def _predict_crisp_gpudb(t_ns, lcp_ns, load_stall_ns, store_stall_ns, memory_min_ns, base_mhz,
+                         target_mhz):
+    return pa.array(crisp_gpudb.predict_crisp_gpudb(*(as_float64(a) for a in (
+        t_ns, lcp_ns, load_stall_ns, store_stall_ns, memory_min_ns, base_mhz, target_mhz))))
+
+
 def _predict_critbw(t_ns, demand_ns, prefetch_stall_ns, memory_min_ns, base_mhz, target_mhz):
     return pa.array(critbw.predict_critbw(*(as_float64(a) for a in (
         t_ns, demand_ns, prefetch_stall_ns, memory_min_ns, base_mhz, target_mhz))))
@@ -60,6 +66,10 @@ UDFS: tuple[Udf, ...] = (
     Udf("predict_crisp", _predict_crisp, ("DOUBLE",) * 6, "DOUBLE",
         "predict_crisp(t_ns, lcp_ns, lcp_comp_ns, csp_stall_ns, base_mhz, target_mhz): "
         "CRISP / CRISP-L runtime (ns)"),
+    Udf("predict_crisp_gpudb", _predict_crisp_gpudb, ("DOUBLE",) * 7, "DOUBLE",
+        "predict_crisp_gpudb(t_ns, lcp_ns, load_stall_ns, store_stall_ns, memory_min_ns, "
+        "base_mhz, target_mhz): gpudb's CRISP / CRISP-L runtime (ns), issue-slot stalls and "
+        "an upward form floored by the memory system's least time"),
     Udf("predict_critbw", _predict_critbw, ("DOUBLE",) * 6, "DOUBLE",
         "predict_critbw(t_ns, demand_ns, prefetch_stall_ns, memory_min_ns, base_mhz, "
         "target_mhz): CRIT+BW runtime (ns)"),

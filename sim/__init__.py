@@ -7,4 +7,4 @@ Public entry points: :func:`sim.model.simulate` and :class:`sim.model.Simulation
 
 # Part of every run_id: bump it whenever a change alters simulated results, so a sweep into an
 # existing database re-runs instead of skipping runs made by the older model.
-SIM_VERSION = "2"
+SIM_VERSION = "3"

@@ -109,7 +109,10 @@ SI_LCP = 15            # CRISP adjusted load critical path (paper 000 section 3.
 SI_N_CTAS = 16         # resident CTAs
 SI_LIVE = 17           # resident warps not yet retired
 SI_CTA_EV = 18         # earliest completion of a CTA whose warps all retired
-N_SI = 19
+SI_LCP_SLOT = 19       # the adjusted LCP with stalls weighted by idle issue slots, in slots
+SI_MSHR_OCC = 20       # cycles x MSHRs held by this interval's misses (miss to data return)
+SI_SQ_OCC = 21         # cycles x store-queue entries held by this interval's stores (to ack)
+N_SI = 22
 
 # Warp states.
 W_EMPTY = 0
@@ -138,7 +141,8 @@ MI_REL = 0             # release (data return) cycle, -1 free
 MI_MISS = 1            # cycle of the L1 miss (or interval start)
 MI_TSC = 2             # CRIT timestamp P_i (paper 004 section 3.1.1)
 MI_TSL = 3             # CRISP timestamp ts_i (paper 000 section 3.6)
-N_MI = 4
+MI_TSL_SLOT = 4        # the same for SI_LCP_SLOT, in issue slots
+N_MI = 5
 # DRAM channels (float64 ``chn[2, n_ch]``).
 CH_FREE = 0            # ns at which the channel can start its next transaction
 CH_BUSY = 1            # ns of service in the current interval
@@ -169,21 +173,30 @@ A_CRIT = 21
 A_LCP = 22
 A_EQ_SAMPLES = 23
 A_EQ_ISSUED = 24
+A_LCP_SLOT = 25        # SI_LCP_SLOT read out in cycles
+A_MSHR_MIN_NS = 26     # least time the busiest SM's MSHRs need for its misses (ns)
+A_SQ_MIN_NS = 27       # least time the busiest SM's store queue needs for its stores (ns)
 # Per-cycle classification: these are also the layout of the gap vector ``sg``.
-A_STALL = 25
-A_LOAD_STALL = 26
-A_STORE_STALL = 27
-A_COMPUTE = 28
-A_LOAD_OUT = 29
-A_OVL_COMP = 30
-A_MEM_STALL = 31
-A_WRITE_STALL = 32
-A_WARPS = 33
-A_EQ_ACTIVE = 34
-A_EQ_WAIT = 35
-A_EQ_XALU = 36
-A_EQ_XMEM = 37
-N_ACC = 38
+A_STALL = 28
+A_LOAD_STALL = 29
+A_STORE_STALL = 30
+A_COMPUTE = 31
+A_LOAD_OUT = 32
+A_OVL_COMP = 33
+A_MEM_STALL = 34
+A_WRITE_STALL = 35
+A_WARPS = 36
+# Issue-slot accounting (gpudb's, not paper 000's): the unused issue slots of a cycle are
+# classified by rules A-D, so a one-issue cycle on a dual-issue SM is half computation. In
+# skipped cycles nothing issues, so the share is 1.
+A_SLOT_LOAD_STALL = 37
+A_SLOT_STORE_STALL = 38
+A_EMPTY = 39           # cycles the SM had no resident CTA
+A_EQ_ACTIVE = 40
+A_EQ_WAIT = 41
+A_EQ_XALU = 42
+A_EQ_XMEM = 43
+N_ACC = 44
 A_CLASS0 = A_STALL
 A_EQ0 = A_EQ_ACTIVE
 
@@ -311,12 +324,13 @@ def _retire(s, w, gi, si, wi, ci):
 
 
 @njit(cache=True, inline=_INLINE)
-def _releases(s, t, si, mi, qrel):
+def _releases(s, t, width, si, mi, qrel):
     """Free MSHRs and store-queue entries whose request completed by cycle t.
 
     A returning load i updates CRIT's P_global = max(P_global, P_i + L_i) (paper 004 section
     3.1.1) and CRISP's adjusted load critical path the same way (paper 000 section 3.6), with
-    L_i counted from the L1 miss (paper 000 section 2.2).
+    L_i counted from the L1 miss (paper 000 section 2.2). The issue-slot LCP counts in slots
+    (``width`` per cycle), so its latencies are scaled by ``width``.
     """
     if t >= si[s, SI_MSHR_NEXT]:
         nxt = BIG
@@ -330,6 +344,8 @@ def _releases(s, t, si, mi, qrel):
                     si[s, SI_CRIT] = mi[s, k, MI_TSC] + lat
                 if mi[s, k, MI_TSL] + lat > si[s, SI_LCP]:
                     si[s, SI_LCP] = mi[s, k, MI_TSL] + lat
+                if mi[s, k, MI_TSL_SLOT] + lat * width > si[s, SI_LCP_SLOT]:
+                    si[s, SI_LCP_SLOT] = mi[s, k, MI_TSL_SLOT] + lat * width
                 mi[s, k, MI_REL] = -1
                 si[s, SI_MSHR_BUSY] -= 1
             elif r < nxt:
@@ -393,6 +409,7 @@ def _flush(s, b, fp, si, sg, acc):
     if lead > a:
         acc[A_LEAD] += min(b + 1, lead) - a
     si[s, SI_LCP] += n * int(sg[s, A_LOAD_STALL - A_CLASS0])
+    si[s, SI_LCP_SLOT] += n * int(sg[s, A_SLOT_LOAD_STALL - A_CLASS0] * fp[G_ISSUE_WIDTH] + 0.5)
     si[s, SI_GAP] = b + 1
 
 
@@ -447,9 +464,11 @@ def _lsu(s, t, fp, gi, pi, pf, si, acc, wi, done, ci, mi, qrel, chn, rng):
                 acc[A_MISS] += 1
             mi[s, k, MI_REL] = ret
             mi[s, k, MI_MISS] = t
+            si[s, SI_MSHR_OCC] += ret - t
             # CRIT and CRISP copy the running critical path into the miss's timestamp.
             mi[s, k, MI_TSC] = si[s, SI_CRIT]
             mi[s, k, MI_TSL] = si[s, SI_LCP]
+            mi[s, k, MI_TSL_SLOT] = si[s, SI_LCP_SLOT]
             si[s, SI_MSHR_BUSY] += 1
             if ret < si[s, SI_MSHR_NEXT]:
                 si[s, SI_MSHR_NEXT] = ret
@@ -470,6 +489,7 @@ def _lsu(s, t, fp, gi, pi, pf, si, acc, wi, done, ci, mi, qrel, chn, rng):
             k += 1
         qrel[s, k] = ack
         si[s, SI_SQ_BUSY] += 1
+        si[s, SI_SQ_OCC] += ack - t
         if ack < si[s, SI_SQ_NEXT]:
             si[s, SI_SQ_NEXT] = ack
         acc[A_GST_TRANS] += 1
@@ -512,6 +532,8 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
     n_alu = 0
     mem_raw = False
     alu_raw = False
+    lsu_new = False        # a memory instruction entered the LSU this cycle
+    lsu_blocked = False    # a ready memory instruction found the LSU busy
     struct = False
     n_act = 0
     n_wait = 0
@@ -596,8 +618,10 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
         else:
             if si[s, SI_LSU_W] >= 0:
                 n_xmem += 1
+                lsu_blocked = True
                 continue
             si[s, SI_LSU_W] = w
+            lsu_new = True
             si[s, SI_LSU_I] = i
             si[s, SI_LSU_LEFT] = pi[PI_TRANS, i]
             si[s, SI_LSU_MAXRET] = t
@@ -690,21 +714,39 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
     store_out = si[s, SI_SQ_BUSY] > 0
     full = (si[s, SI_MSHR_BUSY] >= int(fp[G_N_MSHR]) or si[s, SI_SQ_BUSY] >= int(fp[G_SQ_SIZE])
             or lsu >= 2)
-    cls = A_COMPUTE
-    if n_iss >= width or (n_iss > 0 and (alu_raw or struct)):
-        cls = A_COMPUTE
-    elif (lsu == 1 and lsu_op == OP_SH) or not (load_out or store_out):
-        cls = A_COMPUTE                                    # rule A (bank conflict / no misses)
+    rule = A_COMPUTE
+    if (lsu == 1 and lsu_op == OP_SH) or not (load_out or store_out):
+        rule = A_COMPUTE                                   # rule A (bank conflict / no misses)
     elif load_out:
         if mem_raw:
-            cls = A_LOAD_STALL                             # rule B: RAW on the LSU
+            rule = A_LOAD_STALL                            # rule B: RAW on the LSU
         elif alu_raw or struct:
-            cls = A_COMPUTE                                # rule B: arithmetic hazard
+            rule = A_COMPUTE                               # rule B: arithmetic hazard
         elif full:
-            cls = A_LOAD_STALL                             # rule B: MSHR/LSQ full
+            rule = A_LOAD_STALL                            # rule B: MSHR/LSQ full
     elif full:
-        cls = A_STORE_STALL                                # rule C
+        rule = A_STORE_STALL                               # rule C
     # else rule D: computation
+    busy = n_iss >= width or (n_iss > 0 and (alu_raw or struct))
+    cls = A_COMPUTE if busy else rule
+    # gpudb's issue-slot accounting: the idle slots of every cycle short of full issue go
+    # through rules A-D (a one-issue cycle is half computation, half what the rules say),
+    # with two readings of the rules the paper leaves open. Rule A's bank conflicts, resolved
+    # at pipeline speed, include the LSU replaying a divergent global access (its second and
+    # later transactions) while a ready memory instruction waits for it and the miss and
+    # store buffers have room. Rule B's load stall includes an SM whose warps have all issued
+    # their last instruction and wait only for loads to return before their CTAs complete.
+    # A cycle of an SM with no resident CTA is empty, in no class: it lasts as long as the
+    # SMs that still have work take, so it is neither computation nor memory.
+    replay = lsu == 1 and not lsu_new and lsu_blocked and not full
+    if replay:
+        slot_rule = A_COMPUTE
+    elif load_out and n_act == 0 and rule == A_COMPUTE and not (lsu == 1 and lsu_op == OP_SH):
+        slot_rule = A_LOAD_STALL
+    else:
+        slot_rule = rule
+    empty = si[s, SI_N_CTAS] == 0
+    idle = 0.0 if empty else (width - n_iss) / width
 
     o0 = A_CLASS0
     sg[s, A_STALL - o0] = 1.0 if (n_iss == 0 and load_out) else 0.0
@@ -716,6 +758,9 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
     sg[s, A_MEM_STALL - o0] = 1.0 if lsu == 2 else 0.0
     sg[s, A_WRITE_STALL - o0] = 1.0 if lsu == 3 else 0.0
     sg[s, A_WARPS - o0] = si[s, SI_LIVE]
+    sg[s, A_SLOT_LOAD_STALL - o0] = idle if slot_rule == A_LOAD_STALL else 0.0
+    sg[s, A_SLOT_STORE_STALL - o0] = idle if slot_rule == A_STORE_STALL else 0.0
+    sg[s, A_EMPTY - o0] = 1.0 if empty else 0.0
     sg[s, A_EQ_ACTIVE - o0] = n_act
     sg[s, A_EQ_WAIT - o0] = n_wait
     sg[s, A_EQ_XALU - o0] = n_xalu
@@ -729,6 +774,8 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
             acc[k] += sg[s, k - o0]
     if cls == A_LOAD_STALL:
         si[s, SI_LCP] += 1                     # adjusted LCP: load stalls add 1 cycle each
+    if slot_rule == A_LOAD_STALL and not empty:
+        si[s, SI_LCP_SLOT] += width - n_iss    # ... or, by issue slots, their idle slots
 
     if not skip or n_iss > 0 or lsu == 1 or launched:
         si[s, SI_NEXT] = t + 1
@@ -747,23 +794,38 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
 
 
 @njit(cache=True, inline=_INLINE)
-def _end_interval(t_end, n_sm, si, acc, mi):
+def _end_interval(t_end, n_sm, fp, si, acc, mi):
     """Close an interval at cycle t_end: read CRIT and CRISP's critical paths, then restart them.
 
     Both counters restart at zero each interval (as the papers' counters do per kernel); a miss
     still outstanding is treated as issued at t_end with a zero timestamp, so an interval's
     critical path never exceeds its cycles.
     """
+    width = int(fp[G_ISSUE_WIDTH])
     for s in range(n_sm):
         acc[A_CRIT] += si[s, SI_CRIT]
         acc[A_LCP] += si[s, SI_LCP]
+        acc[A_LCP_SLOT] += si[s, SI_LCP_SLOT] / width
+        # Little's law on the SM's miss and store buffers: the interval cannot be shorter than
+        # the entry-time its requests hold divided by the entries (latencies are set by the
+        # memory side, so this bound holds at any core clock).
+        mshr_ns = si[s, SI_MSHR_OCC] * fp[R_CYC_NS] / fp[G_N_MSHR]
+        sq_ns = si[s, SI_SQ_OCC] * fp[R_CYC_NS] / fp[G_SQ_SIZE]
+        if mshr_ns > acc[A_MSHR_MIN_NS]:
+            acc[A_MSHR_MIN_NS] = mshr_ns
+        if sq_ns > acc[A_SQ_MIN_NS]:
+            acc[A_SQ_MIN_NS] = sq_ns
+        si[s, SI_MSHR_OCC] = 0
+        si[s, SI_SQ_OCC] = 0
         si[s, SI_CRIT] = 0
         si[s, SI_LCP] = 0
+        si[s, SI_LCP_SLOT] = 0
         for k in range(mi.shape[1]):
             if mi[s, k, MI_REL] >= 0:
                 mi[s, k, MI_MISS] = t_end
                 mi[s, k, MI_TSC] = 0
                 mi[s, k, MI_TSL] = 0
+                mi[s, k, MI_TSL_SLOT] = 0
 
 
 @njit(cache=True)
@@ -803,7 +865,7 @@ def advance(boundary, skip, fp, gi, pi, pf, si, sg, acc, wi, done, ci, mi, qrel,
                 if si[s, SI_GAP] < t:
                     _flush(s, t - 1, fp, si, sg, acc)
                 if t >= si[s, SI_MSHR_NEXT] or t >= si[s, SI_SQ_NEXT]:
-                    _releases(s, t, si, mi, qrel)
+                    _releases(s, t, int(fp[G_ISSUE_WIDTH]), si, mi, qrel)
                 if t >= si[s, SI_CTA_EV]:
                     _complete_ctas(s, t, gi, si, wi, ci)
                 launched[s] = False
@@ -817,7 +879,7 @@ def advance(boundary, skip, fp, gi, pi, pf, si, sg, acc, wi, done, ci, mi, qrel,
             if drained:
                 for s in range(n_sm):
                     _flush(s, t - 1, fp, si, sg, acc)
-                _end_interval(t, n_sm, si, acc, mi)
+                _end_interval(t, n_sm, fp, si, acc, mi)
                 gi[GS_T] = t
                 return ST_DONE
         if t >= BIG:
@@ -829,7 +891,7 @@ def advance(boundary, skip, fp, gi, pi, pf, si, sg, acc, wi, done, ci, mi, qrel,
         if gi[GS_INSTS] >= boundary:
             for s in range(n_sm):
                 _flush(s, t, fp, si, sg, acc)
-            _end_interval(t + 1, n_sm, si, acc, mi)
+            _end_interval(t + 1, n_sm, fp, si, acc, mi)
             gi[GS_T] = t + 1
             return ST_BOUNDARY
 

@@ -60,6 +60,9 @@ INTERVAL_COLUMNS: list[tuple[str, pa.DataType]] = [
     ("occupancy", pa.float64()),
     ("core_dynamic_j", pa.float64()), ("core_static_j", pa.float64()),
     ("dram_dynamic_j", pa.float64()), ("dram_static_j", pa.float64()), ("other_j", pa.float64()),
+    ("crisp_slot_lcp_cycles", pa.float64()), ("crisp_slot_load_stall_cycles", pa.float64()),
+    ("crisp_slot_store_stall_cycles", pa.float64()), ("sm_empty_cycles", pa.float64()),
+    ("mshr_min_ns", pa.float64()), ("store_queue_min_ns", pa.float64()),
 ]
 
 # Per-SM counters averaged over SMs: column -> accumulator index.
@@ -74,6 +77,8 @@ _PER_SM = {
     "eq_issued_warps": K.A_EQ_ISSUED, "alu_busy_cycles": K.A_ALU_BUSY,
     "sfu_busy_cycles": K.A_SFU_BUSY, "mem_unit_busy_cycles": K.A_MEM_BUSY,
     "mem_unit_stall_cycles": K.A_MEM_STALL, "write_unit_stall_cycles": K.A_WRITE_STALL,
+    "crisp_slot_lcp_cycles": K.A_LCP_SLOT, "crisp_slot_load_stall_cycles": K.A_SLOT_LOAD_STALL,
+    "crisp_slot_store_stall_cycles": K.A_SLOT_STORE_STALL, "sm_empty_cycles": K.A_EMPTY,
 }
 # GPU-wide event counts: column -> accumulator index.
 _TOTALS = {
@@ -326,6 +331,8 @@ class Simulation:
         # CRIT+BW's least DRAM time (paper 004 section 3.2.2): the interval minus the slack of
         # the least-slack channel, i.e. the busiest channel's service time.
         row["dram_min_ns"] = float(self.chn[K.CH_BUSY].max())
+        row["mshr_min_ns"] = float(acc[K.A_MSHR_MIN_NS])
+        row["store_queue_min_ns"] = float(acc[K.A_SQ_MIN_NS])
         row["prefetch_stall_cycles"] = 0.0      # no prefetcher in this model
         row["active_warps_avg"] = acc[K.A_WARPS] / n / cycles if cycles else 0.0
         row["occupancy"] = row["active_warps_avg"] / g.max_warps_per_sm

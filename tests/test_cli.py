@@ -108,7 +108,8 @@ def test_bench_ingest_reports_ratio():
 
 def test_materialize_and_bench_predict(tiny_db):
     result = invoke("--db", tiny_db, "materialize")
-    assert result.exit_code == 0 and "128 predictions written" in result.output
+    # 16 samples (interval and run) x 10 analytic predictors
+    assert result.exit_code == 0 and "160 predictions written" in result.output
     info = invoke("--db", tiny_db, "info")
     assert "prediction_materialized current" in info.output
     bench = invoke("--db", tiny_db, "bench", "predict", "--repeat", 1)

@@ -15,13 +15,15 @@ from __future__ import annotations
 import numpy as np
 
 from gpudb.control.energy import objective_scores, pick, predict_energy
+from gpudb.predictors import ANALYTIC
 from gpudb.predictors.crisp import predict_crisp
+from gpudb.predictors.crisp_gpudb import predict_crisp_gpudb
 from gpudb.predictors.critbw import predict_critbw
 from gpudb.predictors.linear import predict_linear
 from sim.config import GpuConfig
 from sim.model import Setting
 
-PREDICTORS = ("proportional", "stall", "lead", "miss", "crit", "critbw", "crisp", "crispl")
+PREDICTORS = ANALYTIC
 
 
 def miss_latency_ns(gpu: GpuConfig) -> float:
@@ -58,6 +60,16 @@ def predict_times(predictor: str, row: dict, targets_mhz: np.ndarray,
         return predict_crisp(t, row["load_outstanding_cycles"] * ns,
                              row["load_overlap_compute_cycles"] * ns,
                              row["crisp_store_stall_cycles"] * ns, base, targets_mhz)
+    if predictor in ("crisp_gpudb", "crispl_gpudb"):
+        # per SM that had work, as the sample view takes them
+        active_ns = ns / (1.0 - row["sm_empty_cycles"] / row["cycles"])
+        lcp = row["crisp_slot_lcp_cycles" if predictor == "crisp_gpudb"
+                  else "load_outstanding_cycles"]
+        return predict_crisp_gpudb(t, lcp * active_ns,
+                                   row["crisp_slot_load_stall_cycles"] * active_ns,
+                                   row["crisp_slot_store_stall_cycles"] * active_ns,
+                                   max(row["dram_min_ns"], row["mshr_min_ns"],
+                                       row["store_queue_min_ns"]), base, targets_mhz)
     raise ValueError(f"unknown predictor {predictor!r} (known: {', '.join(PREDICTORS)})")
 
 

@@ -9,11 +9,11 @@ import duckdb
 import pyarrow as pa
 
 from gpudb.control.offline import POLICIES, PolicyResult, load_outcomes
+from gpudb.predictors import ANALYTIC
 from gpudb.queries import run_query
 
 # The predictors a replay can use: every pred_<name> view, and the oracle (actual outcomes).
-REPLAY_PREDICTORS = ("proportional", "stall", "lead", "miss", "crit", "critbw", "crisp",
-                     "crispl", "oracle")
+REPLAY_PREDICTORS = (*ANALYTIC, "oracle")
 
 
 def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,

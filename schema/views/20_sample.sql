@@ -6,6 +6,12 @@
 -- miss_latency_ns is MISS's fixed memory latency (paper 000 section 2): the GPU's unloaded
 -- L1-miss-to-DRAM latency at its nominal memory clock, from the simulator configuration
 -- (L2 path + DRAM fixed part + DRAM memory-clocked part); NULL for measured GPUs.
+--
+-- crisp_slot_*_ns and crispl_slot_lcp_ns are gpudb's issue-slot counters
+-- (schema/0004_issue_slot_counters.sql), the inputs of crisp_gpudb and crispl_gpudb, taken per
+-- SM that had work (divided by the share of SM cycles with a resident CTA); NULL for runs
+-- simulated before them. memory_min_ns is the least time of the memory system for the
+-- sample's requests: the largest of the DRAM channels', the MSHRs' and the store queue's.
 CREATE OR REPLACE VIEW sample AS
 WITH counters AS (
     SELECT
@@ -27,7 +33,13 @@ WITH counters AS (
         i.load_outstanding_cycles,
         i.load_overlap_compute_cycles,
         i.dram_min_ns,
+        greatest(i.dram_min_ns, i.mshr_min_ns, i.store_queue_min_ns) AS memory_min_ns,
         i.prefetch_stall_cycles,
+        i.crisp_slot_lcp_cycles,
+        i.crisp_slot_load_stall_cycles,
+        i.crisp_slot_store_stall_cycles,
+        -- gpudb's counters are per SM that had work: the share of SM cycles with a resident CTA
+        1.0 - i.sm_empty_cycles / nullif(i.cycles, 0) AS active_share,
         i.core_dynamic_j + i.core_static_j + i.dram_dynamic_j + i.dram_static_j + i.other_j
             AS energy_j
     FROM interval AS i
@@ -52,7 +64,12 @@ per_interval AS (
         load_outstanding_cycles * ns_per_cycle AS crispl_lcp_ns,
         load_overlap_compute_cycles * ns_per_cycle AS crispl_lcp_comp_ns,
         dram_min_ns,
-        prefetch_stall_cycles * ns_per_cycle AS prefetch_stall_ns
+        memory_min_ns,
+        prefetch_stall_cycles * ns_per_cycle AS prefetch_stall_ns,
+        crisp_slot_lcp_cycles / active_share * ns_per_cycle AS crisp_slot_lcp_ns,
+        crisp_slot_load_stall_cycles / active_share * ns_per_cycle AS crisp_slot_load_stall_ns,
+        crisp_slot_store_stall_cycles / active_share * ns_per_cycle AS crisp_slot_store_stall_ns,
+        load_outstanding_cycles / active_share * ns_per_cycle AS crispl_slot_lcp_ns
     FROM counters
 ),
 per_run AS (
@@ -70,7 +87,12 @@ per_run AS (
         sum(crispl_lcp_ns) AS crispl_lcp_ns,
         sum(crispl_lcp_comp_ns) AS crispl_lcp_comp_ns,
         sum(dram_min_ns) AS dram_min_ns,
-        sum(prefetch_stall_ns) AS prefetch_stall_ns
+        sum(memory_min_ns) AS memory_min_ns,
+        sum(prefetch_stall_ns) AS prefetch_stall_ns,
+        sum(crisp_slot_lcp_ns) AS crisp_slot_lcp_ns,
+        sum(crisp_slot_load_stall_ns) AS crisp_slot_load_stall_ns,
+        sum(crisp_slot_store_stall_ns) AS crisp_slot_store_stall_ns,
+        sum(crispl_slot_lcp_ns) AS crispl_slot_lcp_ns
     FROM per_interval
     GROUP BY run_id
 ),
@@ -94,7 +116,9 @@ SELECT
     i.stall_ns, i.lead_ns, i.miss_contributors * r.miss_latency_ns AS miss_ns, i.crit_ns,
     i.crisp_lcp_ns, i.crisp_lcp_comp_ns, i.crisp_store_stall_ns,
     i.crispl_lcp_ns, i.crispl_lcp_comp_ns,
-    i.dram_min_ns, i.prefetch_stall_ns
+    i.dram_min_ns, i.prefetch_stall_ns,
+    i.crisp_slot_lcp_ns, i.crisp_slot_load_stall_ns, i.crisp_slot_store_stall_ns,
+    i.crispl_slot_lcp_ns, i.memory_min_ns
 FROM per_interval AS i
 JOIN runs AS r USING (run_id)
 UNION ALL
@@ -108,6 +132,8 @@ SELECT
     p.stall_ns, p.lead_ns, p.miss_contributors * r.miss_latency_ns, p.crit_ns,
     p.crisp_lcp_ns, p.crisp_lcp_comp_ns, p.crisp_store_stall_ns,
     p.crispl_lcp_ns, p.crispl_lcp_comp_ns,
-    p.dram_min_ns, p.prefetch_stall_ns
+    p.dram_min_ns, p.prefetch_stall_ns,
+    p.crisp_slot_lcp_ns, p.crisp_slot_load_stall_ns, p.crisp_slot_store_stall_ns,
+    p.crispl_slot_lcp_ns, p.memory_min_ns
 FROM runs AS r
 LEFT JOIN per_run AS p USING (run_id);

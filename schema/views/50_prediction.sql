@@ -14,6 +14,8 @@ WITH analytic AS (
     UNION ALL SELECT * FROM pred_crisp
     UNION ALL SELECT * FROM pred_crispl
     UNION ALL SELECT * FROM pred_critbw
+    UNION ALL SELECT * FROM pred_crisp_gpudb
+    UNION ALL SELECT * FROM pred_crispl_gpudb
 ),
 -- in_training: whether the sample's kernel trained the model (Wu et al.); NULL for the
 -- analytic predictors, which learn nothing.

@@ -15,6 +15,7 @@ import duckdb
 from gpudb import db
 from gpudb.db import GpudbError
 from gpudb.output import FORMATS, format_rows
+from gpudb.predictors import ANALYTIC
 
 
 class Context:
@@ -422,12 +423,14 @@ def evaluate():
 
 
 OBJECTIVE_CHOICE = click.Choice(["edp", "ed2p", "energy", "energy_perf"])
+GUARD_CHOICE = click.Choice(["guarded", "paper"])
 
 
 @cli.command()
-@click.option("--predictor", required=True,
-              type=click.Choice(["proportional", "stall", "lead", "miss", "crit", "critbw",
-                                 "crisp", "crispl"]), help="Performance model of the controller.")
+@click.option("--predictor", required=True, type=click.Choice(list(ANALYTIC)),
+              help="Performance model of the controller.")
+@click.option("--guard", "guard_name", type=GUARD_CHOICE, default="guarded", show_default=True,
+              help="gpudb's guarded controller step, or the papers' controller exactly.")
 @click.option("--objective", type=OBJECTIVE_CHOICE, default="edp", show_default=True,
               help="What the controller minimises.")
 @click.option("--max-loss-pct", type=click.FloatRange(0), default=1.0, show_default=True,
@@ -440,20 +443,22 @@ OBJECTIVE_CHOICE = click.Choice(["edp", "ed2p", "energy", "energy_perf"])
               help="Warp instructions per decision interval (default 100000, as sweeps).")
 @click.pass_obj
 @friendly_errors
-def control(obj: Context, predictor, objective, max_loss_pct, gpu, suite, kernels,
+def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, suite, kernels,
             interval_instructions):
     """Run a predictor-driven DVFS controller inside the simulator (closed loop).
 
     Each kernel starts at the highest core P-state; after every interval the controller
     predicts time and energy at each P-state and switches (paying the switching time) to the
-    one minimising the objective. The run is stored with policy '<predictor>/<objective>';
+    one minimising the objective, through the guard (gpudb/control/guard.py) unless --guard
+    paper. The run is stored with policy '<predictor>/<objective>[/guarded]';
     `gpudb query replay_vs_closed_loop` compares it with the trace replay.
 
     Example:
 
-        gpudb control --predictor crisp --objective edp --kernel twoslope_lm
+        gpudb control --predictor crisp_gpudb --objective edp --kernel twoslope_lm
     """
     from gpudb.control.closed_loop import run_closed_loop
+    from gpudb.control.guard import GUARDS
     from sim.config import ConfigError
 
     if obj.read_only:
@@ -467,7 +472,7 @@ def control(obj: Context, predictor, objective, max_loss_pct, gpu, suite, kernel
             rows = run_closed_loop(obj.path, gpu, suite, list(kernels) or None, predictor,
                                    objective, max_loss_pct,
                                    interval_instructions=interval_instructions,
-                                   progress=progress)
+                                   progress=progress, guard=GUARDS[guard_name])
         except (ConfigError, ValueError, KeyError) as exc:
             raise GpudbError(str(exc).strip("'\"")) from None
     output_rows(["kernel_id", "time_ns", "energy_j", "run_id"],
@@ -540,7 +545,7 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, do_swee
     objectives = list(objectives) or ["edp", "ed2p", "energy", "energy_perf"]
     con = obj.connect()
     try:
-        with click.progressbar(length=len(objectives) * (len(REPLAY_PREDICTORS) + 1),
+        with click.progressbar(length=len(objectives) * (2 * len(REPLAY_PREDICTORS) + 1),
                                label="replaying", file=sys.stderr) as bar:
             evaluate_policies(con, REPLAY_PREDICTORS, objectives, max_loss_pct, gpu,
                               suite_name, progress=lambda _step: bar.update(1))

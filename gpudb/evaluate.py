@@ -64,24 +64,32 @@ PAPER_000_EDP_SAVING_PCT = {"crisp": 10.7, "crit": 5.65, "lead": 6.16, "stall": 
 
 def control_table(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objective: str,
                   max_loss_pct: float) -> Table:
-    """Mean savings per policy over the suite's kernels (savings_summary's 'all' rows), with
-    each policy's fraction of the dynamic-optimal saving and paper 000's EDP figure."""
+    """Mean savings per policy over the suite's kernels (savings_summary's 'all' rows), the
+    worst kernel's, each policy's fraction of the dynamic-optimal saving and paper 000's EDP
+    figure beside the papers' controller. Offline policies first, then each predictor's
+    replay under each guard."""
     params = {"gpu_id": gpu, "suite": suite, "objective": objective,
               "max_loss_pct": str(max_loss_pct)}
     columns, rows = run_query(con, "savings_summary", params)
     at = {c: i for i, c in enumerate(columns)}
     _, fractions = run_query(con, "fraction_of_potential", params)
-    fraction = {(r[0], r[1]): r[5] for r in fractions if r[2] is None}
+    fraction = {(r[0], r[1], r[2]): r[6] for r in fractions if r[3] is None}
+    order = {p: i for i, p in enumerate((*ANALYTIC, "oracle"))}
     out = []
     for row in rows:
         if row[at["category"]] != "all":
             continue
-        policy, predictor = row[at["policy"]], row[at["predictor"]]
-        out.append((policy if policy != "replay" else f"replay {predictor}",
-                    row[at["time_change_pct"]], row[at["energy_saving_pct"]],
-                    row[at["edp_saving_pct"]], row[at["ed2p_saving_pct"]],
-                    fraction.get((policy, predictor)),
-                    PAPER_000_EDP_SAVING_PCT.get(predictor) if objective == "edp"
-                    and policy == "replay" else None))
-    return Table(["policy", "time_change_pct", "energy_saving_pct", "edp_saving_pct",
-                  "ed2p_saving_pct", "fraction_of_potential", "paper_000_edp_saving_pct"], out)
+        policy, predictor, guard = row[at["policy"]], row[at["predictor"]], row[at["guard"]]
+        paper = (PAPER_000_EDP_SAVING_PCT.get(predictor)
+                 if objective == "edp" and policy == "replay" and guard == "paper" else None)
+        out.append(((policy != "replay", order.get(predictor, -1), guard != "guarded"),
+                    (policy if policy != "replay" else f"replay {predictor}", guard,
+                     row[at["time_change_pct"]], row[at["energy_saving_pct"]],
+                     row[at["edp_saving_pct"]], row[at["ed2p_saving_pct"]],
+                     row[at["worst_edp_saving_pct"]], row[at["worst_time_change_pct"]],
+                     row[at["switches"]], fraction.get((policy, predictor, guard)), paper)))
+    out.sort(key=lambda item: (not item[0][0], item[0][1], item[0][2], item[1][0]))
+    return Table(["policy", "guard", "time_change_pct", "energy_saving_pct", "edp_saving_pct",
+                  "ed2p_saving_pct", "worst_edp_saving_pct", "worst_time_change_pct",
+                  "switches", "fraction_of_potential", "paper_000_edp_saving_pct"],
+                 [row for _, row in out])

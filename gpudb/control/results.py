@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 import duckdb
 import pyarrow as pa
 
+from gpudb.control.guard import GUARDED, PAPER, Guard
 from gpudb.control.offline import POLICIES, PolicyResult, load_outcomes
 from gpudb.predictors import ANALYTIC
 from gpudb.queries import run_query
@@ -16,13 +17,22 @@ from gpudb.queries import run_query
 REPLAY_PREDICTORS = (*ANALYTIC, "oracle")
 
 
+def guard_params(guard: Guard) -> dict[str, str]:
+    """The controller_replay parameters that spell out a guard."""
+    return {"guard": "paper" if guard == PAPER else "guarded",
+            "switch_cost": str(guard.switch_cost).lower(),
+            "max_down_steps": str(guard.max_down_steps), "verify": str(guard.verify).lower(),
+            "hysteresis_pct": repr(float(guard.hysteresis_pct)),
+            "min_dwell": str(guard.min_dwell)}
+
+
 def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,
            max_loss_pct: float = 1.0, gpu_id: str | None = None,
-           suite: str | None = None) -> list[PolicyResult]:
+           suite: str | None = None, guard: Guard = GUARDED) -> list[PolicyResult]:
     """Trace replay (queries/controller_replay.sql) totalled per kernel."""
     columns, rows = run_query(con, "controller_replay", {
         "predictor": predictor, "objective": objective, "max_loss_pct": str(max_loss_pct),
-        "gpu_id": gpu_id, "suite": suite})
+        "gpu_id": gpu_id, "suite": suite, **guard_params(guard)})
     at = {c: i for i, c in enumerate(columns)}
     totals: dict[tuple[str, str], PolicyResult] = {}
     for row in rows:
@@ -44,8 +54,9 @@ def offline(con: duckdb.DuckDBPyConnection, objective: str, max_loss_pct: float 
 
 
 def store(con: duckdb.DuckDBPyConnection, results: Iterable[PolicyResult], predictor: str,
-          objective: str, max_loss_pct: float) -> int:
-    """Insert or replace the totals of one predictor (or '' for offline) and objective."""
+          objective: str, max_loss_pct: float, guard: str = "") -> int:
+    """Insert or replace the totals of one predictor and guard (both '' for the offline
+    policies) and objective."""
     results = list(results)
     if not results:
         return 0
@@ -54,6 +65,7 @@ def store(con: duckdb.DuckDBPyConnection, results: Iterable[PolicyResult], predi
         "kernel_id": [r.kernel_id for r in results],
         "policy": [r.policy for r in results],
         "predictor": [predictor] * len(results),
+        "guard": [guard] * len(results),
         "objective": [objective] * len(results),
         "max_loss_pct": [float(max_loss_pct)] * len(results),
         "intervals": [len(r.settings) for r in results],
@@ -64,7 +76,8 @@ def store(con: duckdb.DuckDBPyConnection, results: Iterable[PolicyResult], predi
     })
     con.register("_gpudb_control", table)
     try:
-        con.execute("INSERT OR REPLACE INTO control_result SELECT *, now() FROM _gpudb_control")
+        con.execute("INSERT OR REPLACE INTO control_result BY NAME "
+                    "SELECT *, now() AS created_at FROM _gpudb_control")
     finally:
         con.unregister("_gpudb_control")
     return len(results)
@@ -73,10 +86,12 @@ def store(con: duckdb.DuckDBPyConnection, results: Iterable[PolicyResult], predi
 def evaluate(con: duckdb.DuckDBPyConnection, predictors: Iterable[str],
              objectives: Iterable[str], max_loss_pct: float = 1.0, gpu_id: str | None = None,
              suite: str | None = None,
-             progress: Callable[[str], None] | None = None) -> int:
-    """Replay every predictor and the offline policies for every objective into
-    control_result, in one transaction; returns the rows written."""
+             progress: Callable[[str], None] | None = None,
+             guards: Iterable[Guard] = (GUARDED, PAPER)) -> int:
+    """Replay every predictor under every guard, and the offline policies, for every
+    objective into control_result, in one transaction; returns the rows written."""
     written = 0
+    predictors, guards = list(predictors), list(guards)
     con.execute("BEGIN TRANSACTION")
     try:
         for objective in objectives:
@@ -84,11 +99,13 @@ def evaluate(con: duckdb.DuckDBPyConnection, predictors: Iterable[str],
                 progress(f"offline/{objective}")
             written += store(con, offline(con, objective, max_loss_pct, gpu_id, suite), "",
                              objective, max_loss_pct)
-            for predictor in predictors:
-                if progress:
-                    progress(f"{predictor}/{objective}")
-                written += store(con, replay(con, predictor, objective, max_loss_pct, gpu_id,
-                                             suite), predictor, objective, max_loss_pct)
+            for guard in guards:
+                for predictor in predictors:
+                    if progress:
+                        progress(f"{predictor}/{objective}/{guard.name}")
+                    written += store(con, replay(con, predictor, objective, max_loss_pct,
+                                                 gpu_id, suite, guard),
+                                     predictor, objective, max_loss_pct, guard.name)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -1,0 +1,194 @@
+"""The decision step every predictor-driven DVFS controller shares, with or without its guard.
+
+Paper 000 (section 4) and paper 004 (section 4.2.3) describe a memoryless controller: after
+each interval, predict time and energy at every core P-state and move to the one minimising the
+objective. With a poor predictor that controller does harm (README, "Where gpudb differs from
+the papers"): CRIT and LEAD see most of a GPU interval as memory, predict flat time and drive
+two-slope kernels to 100 MHz; CRISP's upward form cannot climb back. The guard adds what the
+papers describe around such a controller, the same for every predictor:
+
+- ``switch_cost``: a candidate other than the current setting is charged the P-state switch
+  (paper 000 section 4: 100 ns with the SMs halted; paper 004 section 4.2.3 names the missing
+  "prediction of whether the benefits of switching outweigh the cost"): its time, and the
+  static, DRAM background and board energy burnt meanwhile.
+- ``max_down_steps``: lower the clock by at most this many P-states per decision (0: no
+  limit); raising is not limited. Equalizer (paper 001 section IV-C) moves V/F one step at a time; paper 000
+  section 5.2 notes a mistaken rise is corrected by the next interval, while a mistaken drop
+  costs performance.
+- ``verify`` (a confidence on predicted gains, measured): the controller checks what it
+  predicted against what it then measures. For EDP, ED2P and energy, after a move it chose the
+  interval just run is compared with the one before it at the previous setting (both the same
+  amount of work); if the objective got worse, the controller goes back and keeps out of that
+  direction for 2^k intervals, k the consecutive failures that way (exponential back-off, so a
+  wrong predictor costs O(log n) probes). For ``energy_perf`` the bound is on the whole run, so
+  every interval's measured time is set against (1 + max_loss) times an estimate of its time
+  at the highest P-state (measured there, else the smaller of the predictor's estimate and the
+  last interval measured there); a shortfall is a debt that tightens the bound of later
+  intervals until it is repaid.
+- ``hysteresis_pct``: move only when the best candidate's predicted score beats staying by
+  this share (paper 000 section 5.2: "ping-ponging which we could solve with some
+  hysteresis").
+- ``min_dwell``: intervals to stay at a setting before the next predictor-driven move.
+
+``PAPER`` is the papers' controller (no guard); ``GUARDED`` is gpudb's default. Trace replay
+(queries/controller_replay.sql) implements the same step in SQL, and tests/test_control.py
+checks the two choose the same settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpudb.control.energy import objective_scores
+
+WEIGHT = {"energy": 0, "energy_perf": 0, "edp": 1, "ed2p": 2}
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Parameters of the shared controller step (see the module docstring)."""
+
+    switch_cost: bool = True
+    max_down_steps: int = 1             # 0: no limit
+    verify: bool = True
+    hysteresis_pct: float = 0.0
+    min_dwell: int = 1
+
+    def __post_init__(self):
+        if self.max_down_steps < 0:
+            raise ValueError("max_down_steps must be 0 (no limit) or more")
+        if not 0.0 <= self.hysteresis_pct < 100.0:
+            raise ValueError("hysteresis_pct must be in [0, 100)")
+        if self.min_dwell < 1:
+            raise ValueError("min_dwell must be at least 1")
+
+    @property
+    def name(self) -> str:
+        """'paper', 'guarded', or the parameters spelled out."""
+        if self == PAPER:
+            return "paper"
+        if self == GUARDED:
+            return "guarded"
+        return (f"cost{int(self.switch_cost)}-down{self.max_down_steps}"
+                f"-verify{int(self.verify)}-h{self.hysteresis_pct:g}-dwell{self.min_dwell}")
+
+
+PAPER = Guard(switch_cost=False, max_down_steps=0, verify=False, hysteresis_pct=0.0,
+              min_dwell=1)
+GUARDED = Guard()
+GUARDS = {"paper": PAPER, "guarded": GUARDED}
+
+
+@dataclass
+class GuardState:
+    """What the guarded controller remembers between intervals (all settings as indices into
+    the ascending P-state list)."""
+
+    top: int
+    cur: int = -1
+    prev: int = -1                  # setting of the interval before the one just run
+    prev_time_ns: float = 0.0
+    prev_energy_j: float = 0.0
+    top_time_ns: float = 0.0        # last interval measured at the highest P-state
+    debt_ns: float = 0.0            # energy_perf: time over the bound not yet repaid (<= 0)
+    chosen: bool = False            # the current setting came from a predictor-driven move
+    since_switch: int = 0
+    floor: int = 0                  # lowest setting allowed ...
+    floor_until: int = -1           # ... for decisions about intervals before this index
+    ceiling: int = 0
+    ceiling_until: int = -1
+    fails_down: int = 0
+    fails_up: int = 0
+    log: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.cur < 0:
+            self.cur = self.top
+        self.ceiling = self.top
+
+
+def score(objective: str, time_ns, energy_j):
+    """Objective per interval without the energy_perf bound (lower is better)."""
+    return np.asarray(energy_j) * np.asarray(time_ns, dtype=float) ** WEIGHT[objective]
+
+
+def decide(state: GuardState, guard: Guard, objective: str, max_loss: float, idx: int,
+           time_ns: float, energy_j: float, predicted_ns: np.ndarray,
+           predicted_j: np.ndarray, switch_ns: float, switch_j: np.ndarray) -> int:
+    """The setting (index) for interval idx + 1, after interval idx ran at ``state.cur``.
+
+    time_ns, energy_j: the interval as measured, without switching overhead.
+    predicted_ns, predicted_j: the predictor's time and energy of the interval at every
+    setting (at ``state.cur`` they are the measurement). switch_j: energy of a switch to each
+    setting (static, DRAM background and board power over switch_ns).
+    """
+    cur, top = state.cur, state.top
+    if cur == top:
+        state.top_time_ns = time_ns
+    if guard.verify and objective == "energy_perf":
+        at_top = time_ns if cur == top else min(predicted_ns[top], state.top_time_ns)
+        state.debt_ns = min(0.0, state.debt_ns + (1.0 + max_loss) * at_top - time_ns)
+    nxt = None
+    if guard.verify and objective != "energy_perf" and state.chosen and state.prev != cur:
+        failed = (score(objective, time_ns, energy_j)
+                  > score(objective, state.prev_time_ns, state.prev_energy_j))
+        down = cur < state.prev
+        if failed:
+            nxt = state.prev
+            if down:
+                state.fails_down += 1
+                state.floor, state.floor_until = state.prev, idx + 1 + 2 ** state.fails_down
+            else:
+                state.fails_up += 1
+                state.ceiling, state.ceiling_until = state.prev, idx + 1 + 2 ** state.fails_up
+        elif down:
+            state.fails_down = 0
+        else:
+            state.fails_up = 0
+    chosen = False
+    if nxt is None:
+        nxt = cur
+        if state.since_switch + 1 >= guard.min_dwell:
+            nxt = _best(state, guard, objective, max_loss, idx, predicted_ns, predicted_j,
+                        switch_ns, switch_j)
+            chosen = nxt != cur
+    state.prev, state.prev_time_ns, state.prev_energy_j = cur, time_ns, energy_j
+    state.since_switch = 0 if nxt != cur else state.since_switch + 1
+    state.chosen = chosen
+    state.cur = nxt
+    return nxt
+
+
+def _best(state: GuardState, guard: Guard, objective: str, max_loss: float, idx: int,
+          predicted_ns: np.ndarray, predicted_j: np.ndarray, switch_ns: float,
+          switch_j: np.ndarray) -> int:
+    cur, top = state.cur, state.top
+    n = len(predicted_ns)
+    times = np.asarray(predicted_ns, dtype=float)
+    energies = np.asarray(predicted_j, dtype=float)
+    if guard.switch_cost:
+        moved = np.arange(n) != cur
+        energies = energies + np.where(moved, switch_j, 0.0)
+        cost_times = times + np.where(moved, switch_ns, 0.0)
+    else:
+        cost_times = times
+    # the energy_perf bound compares predicted work times, as the papers' controller does,
+    # less any debt the guard carries; the highest setting is the baseline, never too slow
+    too_slow = ((objective == "energy_perf") & (np.arange(n) != top)
+                & (times > (1.0 + max_loss) * times[top] + state.debt_ns))
+    scores = objective_scores("energy" if objective == "energy_perf" else objective,
+                              cost_times, energies, 0.0, 0.0)
+    lo = max(0, cur - guard.max_down_steps) if guard.max_down_steps else 0
+    hi = n - 1
+    if idx + 1 < state.floor_until:
+        lo = max(lo, state.floor)
+    if idx + 1 < state.ceiling_until:
+        hi = min(hi, state.ceiling)
+    allowed = [s for s in range(n) if lo <= s <= hi or s == cur]
+    best = min(allowed, key=lambda s: (too_slow[s], scores[s], -s))
+    if best != cur and not too_slow[cur] and guard.hysteresis_pct > 0:
+        if not scores[best] < scores[cur] * (1.0 - guard.hysteresis_pct / 100.0):
+            best = cur
+    return best

@@ -1,0 +1,78 @@
+"""Trace replay in Python through :func:`gpudb.control.guard.decide`: the reference that the
+SQL replay (queries/controller_replay.sql) is tested against, as sim/reference.py is for the
+jitted simulator. Same inputs (view control_interval, view prediction), same energy model,
+same switching charge; one :class:`~gpudb.control.offline.PolicyResult` per kernel."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+
+from gpudb.control.energy import predict_energy
+from gpudb.control.guard import GUARDED, Guard, GuardState, decide
+from gpudb.control.offline import PolicyResult
+
+_PARTS = ("core_dynamic_j", "core_static_j", "dram_dynamic_j", "dram_static_j", "other_j")
+
+
+def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,
+           max_loss_pct: float = 1.0, gpu_id: str | None = None, suite: str | None = None,
+           guard: Guard = GUARDED) -> list[PolicyResult]:
+    rows = con.execute(f"""
+        SELECT gpu_id, kernel_id, core_mhz, idx, voltage_v, switch_ns, time_ns, energy_j,
+               {", ".join(_PARTS)}, run_id
+        FROM control_interval
+        WHERE (? IS NULL OR gpu_id = ?) AND (? IS NULL OR kernel_id LIKE ? || '/%')
+        ORDER BY gpu_id, kernel_id, core_mhz, idx""",
+                       [gpu_id, gpu_id, suite, suite]).fetchall()
+    kernels: dict[tuple[str, str], list[tuple]] = {}
+    for row in rows:
+        kernels.setdefault((row[0], row[1]), []).append(row)
+    predicted: dict[tuple[str, int, float], float] = {}
+    if predictor != "oracle":
+        for run_id, idx, target, ns in con.execute("""
+                SELECT p.run_id, p.sample_idx, p.target_core_mhz, p.predicted_ns
+                FROM prediction AS p
+                JOIN control_interval AS c ON c.run_id = p.run_id AND c.idx = p.sample_idx
+                WHERE p.granularity = 'interval' AND p.predictor = ?""", [predictor]).fetchall():
+            predicted[(run_id, idx, target)] = ns
+    return [_replay_kernel(key, group, predictor, objective, max_loss_pct / 100.0, guard,
+                           predicted) for key, group in kernels.items()]
+
+
+def _replay_kernel(key, group, predictor, objective, max_loss, guard, predicted):
+    mhz = np.array(sorted({r[2] for r in group}))
+    n = len(group) // len(mhz)
+    shape = (len(mhz), n)
+    volts = np.array([r[4] for r in group]).reshape(shape)[:, 0]
+    switch_ns = float(group[0][5])
+    time_ns = np.array([r[6] for r in group]).reshape(shape)
+    energy_j = np.array([r[7] for r in group]).reshape(shape)
+    parts = np.array([r[8:13] for r in group]).reshape(shape + (5,))
+    run_ids = [group[s * n][13] for s in range(len(mhz))]
+    top = len(mhz) - 1
+    state = GuardState(top=top)
+    choice = [top]
+    for i in range(n - 1):
+        cur = state.cur
+        cd, cs, dd, ds, ot = parts[cur, i]
+        if predictor == "oracle":
+            p_ns, p_j = time_ns[:, i], energy_j[:, i]
+        else:
+            p_ns = np.array([predicted.get((run_ids[cur], i, m), np.nan) for m in mhz])
+            p_j = predict_energy(cd, cs, dd, ds, ot, time_ns[cur, i], volts[cur], p_ns, volts)
+        switch_j = (cs * volts / volts[cur] + ds + ot) / time_ns[cur, i] * switch_ns
+        choice.append(decide(state, guard, objective, max_loss, i, time_ns[cur, i],
+                             energy_j[cur, i], p_ns, p_j, switch_ns, switch_j))
+    total_t = total_e = 0.0
+    switches = 0
+    for i, s in enumerate(choice):
+        t, e = time_ns[s, i], energy_j[s, i]
+        if i and s != choice[i - 1]:
+            switches += 1
+            t += switch_ns
+            e += (parts[s, i, 1] + parts[s, i, 3] + parts[s, i, 4]) / time_ns[s, i] * switch_ns
+        total_t += t
+        total_e += e
+    return PolicyResult(key[0], key[1], "replay", [float(mhz[s]) for s in choice], total_t,
+                        total_e, switches)

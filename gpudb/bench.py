@@ -157,6 +157,19 @@ _PLAIN_SQL = {
     "critbw": """greatest(dram_min_ns, (t_ns - crit_ns - prefetch_stall_ns)
                           * core_mhz / target_core_mhz + crit_ns)""",
 }
+# gpudb's CRISP variants (gpudb/predictors/crisp_gpudb.py); SQL's greatest() skips NULLs, so
+# a NULL input is made a NULL prediction explicitly, as the UDF does.
+_CRISP_GPUDB_SQL = """CASE WHEN {lcp} IS NULL OR crisp_slot_load_stall_ns IS NULL
+        OR crisp_slot_store_stall_ns IS NULL OR memory_min_ns IS NULL THEN NULL
+    WHEN target_core_mhz <= core_mhz THEN
+        greatest({lcp}, core_mhz / target_core_mhz * ({lcp} - crisp_slot_load_stall_ns))
+        + greatest(t_ns - {lcp}, core_mhz / target_core_mhz
+                   * (t_ns - {lcp} - crisp_slot_store_stall_ns))
+    ELSE greatest(memory_min_ns, crisp_slot_load_stall_ns + crisp_slot_store_stall_ns
+                  + (t_ns - crisp_slot_load_stall_ns - crisp_slot_store_stall_ns)
+                  * core_mhz / target_core_mhz) END"""
+_PLAIN_SQL["crisp_gpudb"] = _CRISP_GPUDB_SQL.format(lcp="crisp_slot_lcp_ns")
+_PLAIN_SQL["crispl_gpudb"] = _CRISP_GPUDB_SQL.format(lcp="crispl_slot_lcp_ns")
 
 
 # The columns every pred_<name> view has before predicted_ns (schema/views/40_predictors.sql);

@@ -517,6 +517,43 @@ def accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep, fmt):
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
 
 
+@evaluate.command("classes")
+@click.option("--gpu", default="gtx480", show_default=True, help="GPU to evaluate.")
+@click.option("--suite", default="default", show_default=True, help="Kernel suite.")
+@click.option("--sweep/--no-sweep", "do_sweep", default=True, show_default=True,
+              help="Simulate the suite first if the database has no runs of it.")
+@output_options
+@click.pass_obj
+@friendly_errors
+def evaluate_classes(obj: Context, gpu, suite, do_sweep, fmt):
+    """The suite's kernels by the quantities papers 000 and 004 describe their benchmarks by,
+    at the highest core P-state: computation share (paper 000's compute-bound class is >= 75%),
+    load-outstanding, CRIT, LEAD, stall and store-stall shares, per category and class and
+    per kernel, with what the papers report beside them.
+
+    Example:
+
+        gpudb --db sim.duckdb evaluate classes --gpu gtx480 --suite default
+    """
+    from gpudb.evaluate import PAPER_CLASSES, class_tables
+
+    suite_name = _ensure_suite_runs(obj, gpu, suite, do_sweep)
+    con = obj.connect(read_only=True)
+    try:
+        summary, kernels = class_tables(con, gpu, suite_name)
+    finally:
+        con.close()
+    if fmt == "table":
+        click.echo(f"shares of the time at the highest core P-state by category and paper 000 "
+                   f"class ('all' summarises), {gpu}, suite {suite_name}:")
+    output_rows(summary.columns, summary.rows, fmt)
+    if fmt == "table":
+        click.echo("\nper kernel:")
+    output_rows(kernels.columns, kernels.rows, fmt)
+    if fmt == "table":
+        click.echo("\n" + "\n".join(PAPER_CLASSES))
+
+
 @evaluate.command("control")
 @click.option("--gpu", default="gtx480", show_default=True, help="GPU to evaluate.")
 @click.option("--suite", default="default", show_default=True, help="Kernel suite.")

@@ -93,3 +93,34 @@ def control_table(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objectiv
                   "ed2p_saving_pct", "worst_edp_saving_pct", "worst_time_change_pct",
                   "switches", "fraction_of_potential", "paper_000_edp_saving_pct"],
                  [row for _, row in out])
+
+
+# What papers 000 and 004 say of their benchmarks' classes, printed beside workload_class.
+PAPER_CLASSES = (
+    "paper 000 (18 Rodinia kernels on a GTX 480, section 4 and 5.1): 4 compute-bound "
+    "(>= 75% computation cycles: bp, hw, hs, patf), 14 memory-bound; lm: load critical path "
+    "0.93 of the time, 34% of it overlapped computation, CRIT 0.88, LEAD 0.80; lcy: 67% of "
+    "its load critical path is computation; 3 kernels with noticeable store stalls; CRIT "
+    "under-predicts compute-bound kernels (patf) and STALL always over-predicts.",
+    "paper 004 (SPEC 2006 on an out-of-order CPU, section 4.4.1): classes by memory intensity "
+    "(> 3 last-level misses per 1000 instructions: 13 memory-intensive) and prefetching, not "
+    "by shares of time.",
+)
+
+
+def class_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str) -> tuple[Table, Table]:
+    """(per category and paper 000 class: kernels and the mean and range of the shares;
+    per kernel) from the stored query workload_class."""
+    columns, rows = run_query(con, "workload_class", {"gpu_id": gpu, "suite": suite})
+    at = {c: i for i, c in enumerate(columns)}
+    summary_cols = ["category", "paper_000_class", "kernels", "computation_share",
+                    "load_outstanding_share", "load_outstanding_min", "load_outstanding_max",
+                    "crit_share", "crit_min", "crit_max", "lead_share", "stall_share",
+                    "store_stall_share", "slowdown_top_to_low"]
+    kernel_cols = ["kernel_id", "category", "paper_000_class", "computation_share",
+                   "load_outstanding_share", "crit_share", "lead_share", "stall_share",
+                   "store_stall_share", "slowdown_top_to_low"]
+    summary = [tuple(r[at[c]] for c in summary_cols) for r in rows if r[at["kernel_id"]] is None]
+    kernels = [tuple(r[at[c]] for c in kernel_cols) for r in rows
+               if r[at["kernel_id"]] is not None]
+    return Table(summary_cols, summary), Table(kernel_cols, kernels)

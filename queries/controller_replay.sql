@@ -22,7 +22,8 @@
                :switch_cost     true/false: charge a candidate the switch (guarded: true)
                :max_down_steps  P-states down per interval, 0 = no limit (guarded: 1)
                :verify          true/false: undo moves the measurement refutes (guarded: true)
-               :hysteresis_pct  margin the best candidate must beat staying by, % (default 0)
+               :hysteresis_pct  margin a move must be predicted, and measured, to gain, %
+                                (guarded: 2; paper: 0)
                :min_dwell       intervals at a setting before the next move (default 1)
                :gpu_id          one GPU (default: every GPU)
                :suite           one kernel suite (default: every suite) */
@@ -41,7 +42,8 @@ params AS (
         coalesce(CAST(:max_down_steps AS INTEGER),
                  CASE WHEN s.preset = 'guarded' THEN 1 ELSE 0 END) AS max_down,
         coalesce(CAST(:verify AS BOOLEAN), s.preset = 'guarded') AS verify,
-        coalesce(CAST(:hysteresis_pct AS DOUBLE), 0.0) / 100.0 AS hysteresis,
+        coalesce(CAST(:hysteresis_pct AS DOUBLE),
+                 CASE WHEN s.preset = 'guarded' THEN 2.0 ELSE 0.0 END) / 100.0 AS hysteresis,
         coalesce(CAST(:min_dwell AS INTEGER), 1) AS min_dwell,
         CASE s.objective WHEN 'edp' THEN 1 WHEN 'ed2p' THEN 2 ELSE 0 END AS weight,
         CASE WHEN s.preset NOT IN ('guarded', 'paper')
@@ -52,13 +54,13 @@ guard AS (
     SELECT
         p.*,
         CASE
-            WHEN p.switch_cost AND p.max_down = 1 AND p.verify AND p.hysteresis = 0
-                 AND p.min_dwell = 1 THEN 'guarded'
+            WHEN p.switch_cost AND p.max_down = 1 AND p.verify
+                 AND round(100.0 * p.hysteresis, 9) = 2 AND p.min_dwell = 1 THEN 'guarded'
             WHEN NOT p.switch_cost AND p.max_down = 0 AND NOT p.verify AND p.hysteresis = 0
                  AND p.min_dwell = 1 THEN 'paper'
-            ELSE printf('cost%d-down%d-verify%d-h%s-dwell%d', CAST(p.switch_cost AS INTEGER),
-                        p.max_down, CAST(p.verify AS INTEGER),
-                        CAST(round(100.0 * p.hysteresis, 6) AS TEXT), p.min_dwell)
+            ELSE printf('cost%d-down%d-verify%d-h%g-dwell%d', CAST(p.switch_cost AS INTEGER),
+                        p.max_down, CAST(p.verify AS INTEGER), round(100.0 * p.hysteresis, 9),
+                        p.min_dwell)
         END AS guard_name
     FROM params AS p
     WHERE p.checked IS NULL
@@ -201,7 +203,8 @@ steps(gpu_id, kernel_id, idx, cur, prev, prev_time_ns, prev_energy_j, top_time_n
                         g.verify AND g.objective <> 'energy_perf' AND s.chosen
                             AND s.prev <> s.cur
                             AND m.energy_j * m.time_ns ^ g.weight
-                                > s.prev_energy_j * s.prev_time_ns ^ g.weight AS failed,
+                                > s.prev_energy_j * s.prev_time_ns ^ g.weight
+                                  * (1.0 - g.hysteresis) AS failed,
                         s.since_switch + 1 >= g.min_dwell AS free,
                         c.target_idx = s.cur OR (
                             c.target_idx >= greatest(

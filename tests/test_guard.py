@@ -36,7 +36,7 @@ def test_guard_lowers_one_step_and_raises_freely():
 
 
 def test_refuted_move_is_undone_with_exponential_back_off():
-    guard = Guard(switch_cost=False)
+    guard = Guard(switch_cost=False, hysteresis_pct=0)
     state = GuardState(top=2)
     always_down = ([10, 10, 10], [6, 8, 10])       # the predictor always favours going down
     assert step(state, guard, "edp", 0, (10, 10), *always_down) == 1
@@ -58,7 +58,7 @@ def test_refuted_move_is_undone_with_exponential_back_off():
 
 
 def test_returning_after_a_refuted_move_is_not_itself_verified():
-    guard = Guard(switch_cost=False)
+    guard = Guard(switch_cost=False, hysteresis_pct=0)
     state = GuardState(top=2)
     step(state, guard, "energy", 0, (10, 10), [10, 10, 10], [6, 8, 10])
     assert step(state, guard, "energy", 1, (10, 11), [10, 10, 10], [6, 8, 10]) == 2
@@ -69,7 +69,7 @@ def test_returning_after_a_refuted_move_is_not_itself_verified():
 
 def test_switching_cost_keeps_a_gain_smaller_than_the_switch():
     state = GuardState(top=2)
-    guard = Guard(max_down_steps=0, verify=False)
+    guard = Guard(max_down_steps=0, verify=False, hysteresis_pct=0)
     # setting 1 is predicted 0.1 J cheaper at equal time; the switch costs 0.2 J
     assert step(state, guard, "energy", 0, (10, 10), [10, 10, 10], [9.95, 9.9, 10],
                 switch_ns=1.0, switch_j=np.array([0.2, 0.2, 0.2])) == 2
@@ -84,7 +84,8 @@ def test_hysteresis_and_dwell():
                 [9.7, 9.6, 10]) == 2
     assert step(GuardState(top=2), guard, "energy", 0, (10, 10), [10, 10, 10],
                 [9.7, 9.4, 10]) == 1
-    dwell = Guard(switch_cost=False, max_down_steps=0, verify=False, min_dwell=3)
+    dwell = Guard(switch_cost=False, max_down_steps=0, verify=False, hysteresis_pct=0,
+                  min_dwell=3)
     state = GuardState(top=2)
     # two intervals at the top setting before it may move: idx 0 stays, idx 1 moves
     assert step(state, dwell, "energy", 0, (10, 10), [10, 10, 10], [5, 8, 10]) == 2
@@ -93,7 +94,7 @@ def test_hysteresis_and_dwell():
 
 
 def test_energy_perf_debt_tightens_the_bound_until_repaid():
-    guard = Guard(switch_cost=False)
+    guard = Guard(switch_cost=False, hysteresis_pct=0)
     state = GuardState(top=2)
     # predicted within 1% at setting 1: go there (one step)
     assert step(state, guard, "energy_perf", 0, (100, 10), [150, 100.5, 100], [5, 8, 10]) == 1
@@ -112,9 +113,23 @@ def test_energy_perf_debt_tightens_the_bound_until_repaid():
     assert state.debt_ns == 0
 
 
+def test_a_move_is_kept_only_if_its_measured_gain_clears_the_hysteresis():
+    guard = Guard(switch_cost=False, hysteresis_pct=2.0)
+    predicted = ([10, 10, 10], [6, 8, 10])         # 20% predicted gain one step down
+    state = GuardState(top=2)
+    assert step(state, guard, "energy", 0, (10, 10.0), *predicted) == 1
+    # measured 9.9 J against 10 J: a 1% gain, inside the 2% margin: not believed, go back
+    assert step(state, guard, "energy", 1, (10, 9.9), *predicted) == 2
+    state = GuardState(top=2)
+    step(state, guard, "energy", 0, (10, 10.0), *predicted)
+    # 3% measured gain: kept, and the predictor may move on
+    assert step(state, guard, "energy", 1, (10, 9.7), *predicted) == 0
+
+
 def test_guard_parameters_are_checked_and_named():
     assert PAPER.name == "paper" and GUARDED.name == "guarded"
     assert Guard(hysteresis_pct=2.5).name == "cost1-down1-verify1-h2.5-dwell1"
+    assert GUARDED.hysteresis_pct == 2.0 and PAPER.hysteresis_pct == 0
     for bad in ({"max_down_steps": -1}, {"hysteresis_pct": 100}, {"min_dwell": 0}):
         with pytest.raises(ValueError):
             Guard(**bad)

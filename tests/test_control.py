@@ -297,3 +297,57 @@ def test_replay_and_closed_loop_are_compared(sim_db):
         assert abs(row["time_diff_pct"]) < 25 and abs(row["energy_diff_pct"]) < 25
         assert row["edp_diff_pct"] == pytest.approx(
             100 * ((1 + row["time_diff_pct"] / 100) * (1 + row["energy_diff_pct"] / 100) - 1))
+
+
+def test_clock_trace_is_each_policy_s_settings_with_their_outcomes(sim_db):
+    con = gpudb.connect(sim_db, read_only=True)
+    columns, rows = run_query(con, "clock_trace", {"kernel_id": "ctltiny/twophase"})
+    stored = con.execute("SELECT policy, predictor, guard, settings FROM control_result "
+                         "WHERE kernel_id = 'ctltiny/twophase' AND objective = 'edp'").fetchall()
+    outcome = {(r[0], r[1]): r[2] for r in con.execute(
+        "SELECT core_mhz, idx, time_ns FROM control_interval "
+        "WHERE kernel_id = 'ctltiny/twophase'").fetchall()}
+    con.close()
+    at = {c: i for i, c in enumerate(columns)}
+    traces: dict[tuple, list] = {}
+    for r in rows:
+        key = (r[at["policy"]], r[at["predictor"]], r[at["guard"]])
+        traces.setdefault(key, []).append(r)
+        assert r[at["time_ns"]] == outcome[(r[at["core_mhz"]], r[at["idx"]])]
+    assert len(stored) == 3 + 2 * 2   # offline policies, two predictors x two guards
+    for policy, predictor, guard, settings in stored:
+        trace = traces[(policy, predictor, guard)]
+        assert [r[at["core_mhz"]] for r in trace] == settings
+        assert [r[at["idx"]] for r in trace] == list(range(len(settings)))
+        assert [r[at["switched"]] for r in trace] == [False] + [
+            a != b for a, b in zip(settings, settings[1:])]
+
+
+def test_workload_class_shares_by_hand(sim_db):
+    con = gpudb.connect(sim_db, read_only=True)
+    columns, rows = run_query(con, "workload_class", {"suite": "ctltiny"})
+    intervals = con.execute("""
+        SELECT r.kernel_id, r.core_mhz, r.time_ns, i.cycles, i.crisp_load_stall_cycles,
+               i.crisp_store_stall_cycles, i.load_outstanding_cycles, i.crit_path_cycles
+        FROM run AS r JOIN interval AS i USING (run_id) WHERE r.policy = 'fixed'""").fetchall()
+    con.close()
+    at = {c: i for i, c in enumerate(columns)}
+    kernels = {r[at["kernel_id"]]: r for r in rows if r[at["kernel_id"]]}
+    assert set(kernels) == {"ctltiny/mixed", "ctltiny/twophase"}
+    for kernel, row in kernels.items():
+        top = [i for i in intervals if i[0] == kernel and i[1] == 700]
+        cycles = sum(i[3] for i in top)
+        computation = 1 - sum(i[4] + i[5] for i in top) / cycles
+        assert row[at["computation_share"]] == pytest.approx(computation)
+        assert row[at["load_outstanding_share"]] == pytest.approx(sum(i[6] for i in top) / cycles)
+        assert row[at["crit_share"]] == pytest.approx(sum(i[7] for i in top) / cycles)
+        assert row[at["paper_000_class"]] == (
+            "compute-bound" if computation >= 0.75 else "memory-bound")
+        slow = [i[2] for i in intervals if i[0] == kernel and i[1] == 100][0]
+        fast = [i[2] for i in intervals if i[0] == kernel and i[1] == 700][0]
+        assert row[at["slowdown_top_to_low"]] == pytest.approx(slow / fast)
+    [overall] = [r for r in rows if r[at["kernel_id"]] is None
+                 and r[at["category"]] == "all" and r[at["paper_000_class"]] == "all"]
+    assert overall[at["kernels"]] == 2
+    assert overall[at["computation_share"]] == pytest.approx(
+        sum(r[at["computation_share"]] for r in kernels.values()) / 2)

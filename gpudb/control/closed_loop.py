@@ -2,8 +2,9 @@
 
 Between intervals the controller sees the counters of the interval just finished, predicts
 its time at every core P-state with the chosen predictor and its energy with the decision
-energy model (gpudb.control.energy), and sets the P-state minimising the objective for the
-next interval, as paper 000 section 4 describes; the simulator charges the switching time.
+energy model (gpudb.control.energy), and sets the next interval's P-state through the shared
+decision step (gpudb.control.guard: the papers' controller, or gpudb's guarded one); the
+simulator charges the switching time.
 The counters are turned into predictor inputs exactly as the `sample` view does, so the
 controller decides as the trace replay (queries/controller_replay.sql) would on the same
 interval; where the two differ is that the closed loop runs the next interval at the chosen

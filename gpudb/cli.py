@@ -575,7 +575,8 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, do_swee
 
         gpudb --db sim.duckdb evaluate control --objective edp
     """
-    from gpudb.control.results import REPLAY_PREDICTORS, evaluate as evaluate_policies
+    from gpudb.control.results import REPLAY_PREDICTORS
+    from gpudb.control.results import evaluate as evaluate_policies
     from gpudb.evaluate import control_table
 
     suite_name = _ensure_suite_runs(obj, gpu, suite, do_sweep)

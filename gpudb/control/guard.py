@@ -12,9 +12,9 @@ papers describe around such a controller, the same for every predictor:
   "prediction of whether the benefits of switching outweigh the cost"): its time, and the
   static, DRAM background and board energy burnt meanwhile.
 - ``max_down_steps``: lower the clock by at most this many P-states per decision (0: no
-  limit); raising is not limited. Equalizer (paper 001 section IV-C) moves V/F one step at a time; paper 000
-  section 5.2 notes a mistaken rise is corrected by the next interval, while a mistaken drop
-  costs performance.
+  limit); raising is not limited. Equalizer (paper 001 section IV-C) moves V/F one step at a
+  time; paper 000 section 5.2 notes a mistaken rise is corrected by the next interval, while a
+  mistaken drop costs performance.
 - ``verify`` (a confidence on predicted gains, measured): the controller checks what it
   predicted against what it then measures. For EDP, ED2P and energy, after a move it chose the
   interval just run is compared with the one before it at the previous setting (both the same

@@ -666,7 +666,10 @@ next:
   gpudb --db {obj.path} query savings -p objective edp    # savings per kernel and policy
   gpudb --db {obj.path} sql "SELECT predictor, avg(abs(predicted_ns - actual_ns) / actual_ns)
         FROM prediction WHERE target_core_mhz = 300 GROUP BY ALL"
-  gpudb --db {obj.path} control --predictor crisp --kernel twoslope_lm   # closed loop""")
+  gpudb --db {obj.path} query clock_trace -p kernel_id default/twoslope_lm   # clocks per controller
+  gpudb --db {obj.path} evaluate control --objective energy_perf   # energy within 1% slowdown
+  gpudb --db {obj.path} evaluate classes                  # the suite beside the papers' classes
+  gpudb --db {obj.path} control --predictor crisp_gpudb --kernel twoslope_lm   # closed loop""")
 
 
 @cli.group()

@@ -25,6 +25,8 @@ SELECT
     avg(ape) FILTER (WHERE predictor = 'critbw') AS critbw_pct,
     avg(ape) FILTER (WHERE predictor = 'crisp') AS crisp_pct,
     avg(ape) FILTER (WHERE predictor = 'crispl') AS crispl_pct,
+    avg(ape) FILTER (WHERE predictor = 'crisp_gpudb') AS crisp_gpudb_pct,
+    avg(ape) FILTER (WHERE predictor = 'crispl_gpudb') AS crispl_gpudb_pct,
     avg(ape) FILTER (WHERE predictor = 'wu') AS wu_pct
 FROM scored AS s
 JOIN kernel AS k USING (kernel_id)

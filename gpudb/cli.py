@@ -612,7 +612,8 @@ def _ensure_suite_runs(obj: Context, gpu: str, suite: str, do_sweep: bool) -> st
         if not do_sweep or obj.read_only:
             raise GpudbError(f"no simulated runs of suite {suite_name} on {gpu} in {obj.path}; "
                              f"run: {command}")
-        click.echo(f"no runs of suite {suite_name} on {gpu} yet: {command}", err=True)
+        click.echo(f"no runs of suite {suite_name} on {gpu} from this simulator yet: {command}",
+                   err=True)
         click.get_current_context().invoke(sweep, gpu=gpu, suite=suite, kernels=(),
                                            core_mhz=None, mem_mhz=_nominal_mem(gpu), sms=None,
                                            ctas=None, interval_instructions=None, seed=0,
@@ -623,7 +624,8 @@ def _ensure_suite_runs(obj: Context, gpu: str, suite: str, do_sweep: bool) -> st
 def _needs_sweep(obj: Context, gpu: str, suite: str) -> bool:
     from gpudb.evaluate import missing_sweep
 
-    con = obj.connect(read_only=True)
+    # a writable open migrates a file from an older gpudb before it is looked at
+    con = obj.connect(read_only=obj.read_only)
     try:
         return missing_sweep(con, gpu, suite)
     finally:

@@ -22,10 +22,14 @@ PAPER_000_MAPE_PCT = {"stall": 35.0, "lead": 11.0, "crit": 11.0, "crisp": 4.0, "
 
 
 def missing_sweep(con: duckdb.DuckDBPyConnection, gpu: str, suite: str) -> bool:
-    """True when the database has no fixed simulated runs of `suite` on `gpu`."""
+    """True when the database has no fixed simulated runs of `suite` on `gpu` with the
+    counters this gpudb's predictors read (runs simulated before the issue-slot counters of
+    schema/0004 leave them NULL, and a sweep adds current runs beside them)."""
     return first_row(con.execute(
-        "SELECT count(*) FROM run WHERE gpu_id = ? AND kernel_id LIKE ? || '/%' "
-        "AND policy = 'fixed' AND source = 'sim'", [gpu, suite]))[0] == 0
+        "SELECT count(*) FROM run AS r WHERE gpu_id = ? AND kernel_id LIKE ? || '/%' "
+        "AND policy = 'fixed' AND source = 'sim' AND EXISTS (SELECT 1 FROM interval AS i "
+        "WHERE i.run_id = r.run_id AND i.crisp_slot_lcp_cycles IS NOT NULL)",
+        [gpu, suite]))[0] == 0
 
 
 @dataclass

@@ -19,7 +19,8 @@ WITH runs AS (
       AND (CAST(:gpu_id AS TEXT) IS NULL OR r.gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR r.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
     QUALIFY row_number() OVER (PARTITION BY r.gpu_id, r.kernel_id, r.core_mhz
-                               ORDER BY r.ctas_per_sm DESC NULLS FIRST, r.seed, r.run_id) = 1
+                               ORDER BY r.ctas_per_sm DESC NULLS FIRST, r.seed, r.created_at DESC,
+                                        r.run_id) = 1
 ),
 per_kernel AS (
     SELECT

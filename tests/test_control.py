@@ -351,3 +351,16 @@ def test_workload_class_shares_by_hand(sim_db):
     assert overall[at["kernels"]] == 2
     assert overall[at["computation_share"]] == pytest.approx(
         sum(r[at["computation_share"]] for r in kernels.values()) / 2)
+
+
+def test_runs_without_the_slot_counters_ask_for_a_new_sweep(hand_db, sim_db):
+    # hand_db's runs look like ones simulated before schema/0004 (slot counters NULL): the
+    # demo and evaluate commands sweep again rather than evaluate gpudb's CRISP on NULLs
+    from gpudb.evaluate import missing_sweep
+
+    for db, gpu, suite, missing in ((hand_db, "hand", "hand", True),
+                                    (sim_db, "gtx480", "ctltiny", False),
+                                    (sim_db, "gtx980", "ctltiny", True)):
+        con = gpudb.connect(db, read_only=True)
+        assert missing_sweep(con, gpu, suite) is missing, (gpu, suite)
+        con.close()

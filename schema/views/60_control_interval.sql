@@ -1,6 +1,7 @@
 -- The interval outcomes DVFS control is evaluated on (DESIGN.md section 5): one fixed
 -- simulated run per kernel and core P-state, at the GPU's nominal memory clock, all SMs and
--- the hardware CTA limit (the largest one run), with each interval's time, energy split and
+-- the hardware CTA limit (the largest one run; the newest run where a kernel was simulated
+-- again, e.g. by a newer simulator), with each interval's time, energy split and
 -- the P-state's voltage. Trace replay (queries/controller_replay.sql) and the offline policies
 -- (gpudb/control/offline.py) read the actual outcomes of their choices from here.
 CREATE OR REPLACE VIEW control_interval AS
@@ -15,7 +16,8 @@ WITH scope AS (
       AND r.mem_mhz = g.nominal_mem_mhz
       AND r.n_sm = g.n_sm
     QUALIFY row_number() OVER (PARTITION BY r.gpu_id, r.kernel_id, r.core_mhz
-                               ORDER BY r.ctas_per_sm DESC NULLS FIRST, r.seed, r.run_id) = 1
+                               ORDER BY r.ctas_per_sm DESC NULLS FIRST, r.seed, r.created_at DESC,
+                                        r.run_id) = 1
 )
 SELECT
     s.run_id, s.gpu_id, s.kernel_id, s.core_mhz, p.voltage_v, s.switch_ns, i.idx, i.time_ns,

@@ -107,7 +107,9 @@ class Controller(Protocol):
     """Closed-loop controller: ``name`` becomes the run's ``policy``.
 
     ``decide`` sees the interval just finished (a dict with the interval columns) and the
-    setting it ran at, and returns the setting for the next interval.
+    setting it ran at, and returns the setting for the next interval. A controller may have a
+    ``run_key`` (default: its name) that goes into the run_id in its place, so that two
+    controllers shown under one name but deciding differently never share a run.
     """
 
     name: str
@@ -371,8 +373,9 @@ class Simulation:
             if controller is not None and not self.finished:
                 self.apply(controller.decide(row["idx"], row, self.setting))
         policy = "fixed" if controller is None else controller.name
+        key = policy if controller is None else getattr(controller, "run_key", policy)
         rid = run_id(self.gpu, self.kernel, start.core_mhz, start.mem_mhz, self.n_sm,
-                     self.requested_ctas, self.interval_instructions, self.seed, policy)
+                     self.requested_ctas, self.interval_instructions, self.seed, key)
         return self._result(rid, start, policy)
 
     def _result(self, rid: str, start: Setting, policy: str) -> SimResult:

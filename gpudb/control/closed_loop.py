@@ -90,6 +90,8 @@ class PredictorController:
         self.max_loss = max_loss_pct / 100.0
         self.guard = guard
         self.name = policy_name(predictor, objective, max_loss_pct, guard)
+        # the guard's parameters, not only its preset name, identify the run
+        self.run_key = f"{self.name}#{guard}"
         self.mhz = np.array(gpu.core_mhz, dtype=float)
         self.volts = np.array(gpu.core_v, dtype=float)
         self.miss_latency = miss_latency_ns(gpu)
@@ -150,7 +152,7 @@ def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, pr
                                  f"closed-loop DVFS control on {g.name}, suite {s.name}")
         for n, spec in enumerate(specs):
             rid = run_id(g, spec, top, g.nominal_mem_mhz, g.n_sm, None,
-                         interval, 0, controller.name)
+                         interval, 0, controller.run_key)
             have = con.execute("SELECT run_id, time_ns, energy_j FROM run WHERE run_id = ?",
                                [rid]).fetchall()
             if not have:

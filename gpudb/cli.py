@@ -517,7 +517,7 @@ def accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep, fmt):
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
 
 
-@evaluate.command("classes")
+@evaluate.command()
 @click.option("--gpu", default="gtx480", show_default=True, help="GPU to evaluate.")
 @click.option("--suite", default="default", show_default=True, help="Kernel suite.")
 @click.option("--sweep/--no-sweep", "do_sweep", default=True, show_default=True,
@@ -525,7 +525,7 @@ def accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep, fmt):
 @output_options
 @click.pass_obj
 @friendly_errors
-def evaluate_classes(obj: Context, gpu, suite, do_sweep, fmt):
+def classes(obj: Context, gpu, suite, do_sweep, fmt):
     """The suite's kernels by the quantities papers 000 and 004 describe their benchmarks by,
     at the highest core P-state: computation share (paper 000's compute-bound class is >= 75%),
     load-outstanding, CRIT, LEAD, stall and store-stall shares, per category and class and

@@ -41,7 +41,7 @@ checks the two choose the same settings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -105,7 +105,6 @@ class GuardState:
     ceiling_until: int = -1
     fails_down: int = 0
     fails_up: int = 0
-    log: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         if self.cur < 0:

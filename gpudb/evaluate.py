@@ -86,13 +86,13 @@ def control_table(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objectiv
         policy, predictor, guard = row[at["policy"]], row[at["predictor"]], row[at["guard"]]
         paper = (PAPER_000_EDP_SAVING_PCT.get(predictor)
                  if objective == "edp" and policy == "replay" and guard == "paper" else None)
-        out.append(((policy != "replay", order.get(predictor, -1), guard != "guarded"),
+        out.append(((policy == "replay", order.get(predictor, -1), guard != "guarded"),
                     (policy if policy != "replay" else f"replay {predictor}", guard,
                      row[at["time_change_pct"]], row[at["energy_saving_pct"]],
                      row[at["edp_saving_pct"]], row[at["ed2p_saving_pct"]],
                      row[at["worst_edp_saving_pct"]], row[at["worst_time_change_pct"]],
                      row[at["switches"]], fraction.get((policy, predictor, guard)), paper)))
-    out.sort(key=lambda item: (not item[0][0], item[0][1], item[0][2], item[1][0]))
+    out.sort(key=lambda item: (item[0], item[1][0]))
     return Table(["policy", "guard", "time_change_pct", "energy_saving_pct", "edp_saving_pct",
                   "ed2p_saving_pct", "worst_edp_saving_pct", "worst_time_change_pct",
                   "switches", "fraction_of_potential", "paper_000_edp_saving_pct"],

@@ -80,7 +80,7 @@ def _score_totals(objective: str, time_ns, energy_j, top_time_ns: float, max_los
                             top_time_ns, max_loss)
 
 
-def _replayed(k: KernelOutcomes, policy: str, choice: list[int]) -> PolicyResult:
+def replayed(k: KernelOutcomes, policy: str, choice: list[int]) -> PolicyResult:
     """Totals of running interval i at setting choice[i], paying the switching time."""
     time_ns = energy_j = 0.0
     switches = 0
@@ -100,7 +100,7 @@ def static_optimal(k: KernelOutcomes, objective: str, max_loss: float) -> Policy
     totals_t, totals_e = k.time_ns.sum(axis=1), k.energy_j.sum(axis=1)
     scores = _score_totals(objective, totals_t, totals_e, totals_t[-1], max_loss)
     best = int(np.flatnonzero(k.mhz == pick(k.mhz, scores))[0])
-    return _replayed(k, "static_optimal", [best] * k.time_ns.shape[1])
+    return replayed(k, "static_optimal", [best] * k.time_ns.shape[1])
 
 
 def perfect_memoryless(k: KernelOutcomes, objective: str, max_loss: float) -> PolicyResult:
@@ -111,7 +111,7 @@ def perfect_memoryless(k: KernelOutcomes, objective: str, max_loss: float) -> Po
         scores = objective_scores(objective, k.time_ns[:, i], k.energy_j[:, i],
                                   k.time_ns[top, i], max_loss)
         choice.append(int(np.flatnonzero(k.mhz == pick(k.mhz, scores))[0]))
-    return _replayed(k, "perfect_memoryless", choice)
+    return replayed(k, "perfect_memoryless", choice)
 
 
 def dynamic_optimal(k: KernelOutcomes, objective: str, max_loss: float) -> PolicyResult:

@@ -10,7 +10,7 @@ import numpy as np
 
 from gpudb.control.energy import predict_energy
 from gpudb.control.guard import GUARDED, Guard, GuardState, decide
-from gpudb.control.offline import PolicyResult
+from gpudb.control.offline import KernelOutcomes, PolicyResult, replayed
 
 _PARTS = ("core_dynamic_j", "core_static_j", "dram_dynamic_j", "dram_static_j", "other_j")
 
@@ -64,15 +64,6 @@ def _replay_kernel(key, group, predictor, objective, max_loss, guard, predicted)
         switch_j = (cs * volts / volts[cur] + ds + ot) / time_ns[cur, i] * switch_ns
         choice.append(decide(state, guard, objective, max_loss, i, time_ns[cur, i],
                              energy_j[cur, i], p_ns, p_j, switch_ns, switch_j))
-    total_t = total_e = 0.0
-    switches = 0
-    for i, s in enumerate(choice):
-        t, e = time_ns[s, i], energy_j[s, i]
-        if i and s != choice[i - 1]:
-            switches += 1
-            t += switch_ns
-            e += (parts[s, i, 1] + parts[s, i, 3] + parts[s, i, 4]) / time_ns[s, i] * switch_ns
-        total_t += t
-        total_e += e
-    return PolicyResult(key[0], key[1], "replay", [float(mhz[s]) for s in choice], total_t,
-                        total_e, switches)
+    background = (parts[..., 1] + parts[..., 3] + parts[..., 4]) / time_ns
+    outcomes = KernelOutcomes(key[0], key[1], mhz, time_ns, energy_j, background, switch_ns)
+    return replayed(outcomes, "replay", choice)

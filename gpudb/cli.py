@@ -480,154 +480,63 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
                 "table")
 
 
-@evaluate.command()
-@click.option("--gpu", default="gtx480", show_default=True, help="GPU to evaluate.")
-@click.option("--suite", default="default", show_default=True, help="Kernel suite.")
-@click.option("--base-mhz", type=float,
-              help="Base core MHz (default: the GPU's highest core P-state, 700 on gtx480).")
-@click.option("--granularity", type=click.Choice(["run", "interval"]), default="run",
-              show_default=True, help="Predict whole runs or single intervals.")
-@click.option("--sweep/--no-sweep", "do_sweep", default=True, show_default=True,
-              help="Simulate the suite first if the database has no runs of it.")
-@output_options
-@click.pass_obj
-@friendly_errors
-def accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep, fmt):
-    """Each predictor's MAPE from the base core P-state to every other one (paper 000
-    figure 8, with the paper's averages beside ours), then per kernel (figure 9).
+def _gpu_name(ctx, param, value):
+    if value is not None and ("/" in value or "\\" in value or value.endswith(".toml")):
+        raise click.BadParameter(f"takes a GPU name (a gpu_id in the database or a shipped "
+                                 f"simulator configuration), not a path: {value}")
+    return value
 
-    Example:
 
-        gpudb --db sim.duckdb evaluate accuracy --gpu gtx480 --suite default
-    """
-    from gpudb.evaluate import accuracy_tables
+def evaluation_options(command):
+    """--gpu and --suite of the commands that evaluate what the database holds."""
+    command = click.option(
+        "--suite", default=None,
+        help="Kernel suite (simulated GPUs: a shipped name or a suite file, default "
+             "'default'; measured GPUs: a suite name, default every kernel).")(command)
+    return click.option(
+        "--gpu", default="gtx480", show_default=True, callback=_gpu_name,
+        help="GPU: a gpu_id in the database or a shipped simulator configuration.")(command)
 
-    suite_name = _ensure_suite_runs(obj, gpu, suite, do_sweep)
-    con = obj.connect(read_only=True)
+
+def sweep_option(command):
+    return click.option("--sweep/--no-sweep", "do_sweep", default=True, show_default=True,
+                        help="Simulate the suite first if the database has no runs of it "
+                             "(simulated GPUs).")(command)
+
+
+def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool):
+    """The evaluation's Scope; sweeps a simulated GPU's suite at the nominal memory clock if
+    the database lacks it."""
+    from gpudb.evaluate import resolve_scope
+
+    exists = Path(obj.path).exists()
+    con = obj.connect(read_only=True) if exists else None
     try:
-        per_predictor, per_kernel = accuracy_tables(con, gpu, suite_name, base_mhz, granularity)
+        scope = resolve_scope(con, gpu, suite)
     finally:
-        con.close()
-    if fmt == "table":
-        click.echo(f"MAPE (%) by predictor and target core MHz, {granularity} granularity, "
-                   f"{gpu}, suite {suite_name}:")
-    output_rows(per_predictor.columns, per_predictor.rows, fmt)
-    if fmt == "table":
-        click.echo("\nMAPE (%) by kernel, over all targets:")
-    output_rows(per_kernel.columns, per_kernel.rows, fmt)
-
-
-@evaluate.command()
-@click.option("--gpu", default="gtx480", show_default=True, help="GPU to evaluate.")
-@click.option("--suite", default="default", show_default=True, help="Kernel suite.")
-@click.option("--sweep/--no-sweep", "do_sweep", default=True, show_default=True,
-              help="Simulate the suite first if the database has no runs of it.")
-@output_options
-@click.pass_obj
-@friendly_errors
-def classes(obj: Context, gpu, suite, do_sweep, fmt):
-    """The suite's kernels by the quantities papers 000 and 004 describe their benchmarks by,
-    at the highest core P-state: computation share (paper 000's compute-bound class is >= 75%),
-    load-outstanding, CRIT, LEAD, stall and store-stall shares, per category and class and
-    per kernel, with what the papers report beside them.
-
-    Example:
-
-        gpudb --db sim.duckdb evaluate classes --gpu gtx480 --suite default
-    """
-    from gpudb.evaluate import PAPER_CLASSES, class_tables
-
-    suite_name = _ensure_suite_runs(obj, gpu, suite, do_sweep)
-    con = obj.connect(read_only=True)
-    try:
-        summary, kernels = class_tables(con, gpu, suite_name)
-    finally:
-        con.close()
-    if fmt == "table":
-        click.echo(f"shares of the time at the highest core P-state by category and paper 000 "
-                   f"class ('all' summarises), {gpu}, suite {suite_name}:")
-    output_rows(summary.columns, summary.rows, fmt)
-    if fmt == "table":
-        click.echo("\nper kernel:")
-    output_rows(kernels.columns, kernels.rows, fmt)
-    if fmt == "table":
-        click.echo("\n" + "\n".join(PAPER_CLASSES))
-
-
-@evaluate.command("control")
-@click.option("--gpu", default="gtx480", show_default=True, help="GPU to evaluate.")
-@click.option("--suite", default="default", show_default=True, help="Kernel suite.")
-@click.option("--objective", "objectives", type=OBJECTIVE_CHOICE, multiple=True,
-              help="Objective (repeatable; default: all four).")
-@click.option("--max-loss-pct", type=click.FloatRange(0), default=1.0, show_default=True,
-              help="energy_perf's bound on the slowdown, %.")
-@click.option("--sweep/--no-sweep", "do_sweep", default=True, show_default=True,
-              help="Simulate the suite first if the database has no runs of it.")
-@output_options
-@click.pass_obj
-@friendly_errors
-def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, do_sweep, fmt):
-    """Energy savings of predictor-driven DVFS controllers (trace replay) and of the offline
-    bounds, against always running at the highest core P-state (paper 000 figures 11-12,
-    paper 004 section 4.3), with paper 000's EDP savings beside ours.
-
-    Example:
-
-        gpudb --db sim.duckdb evaluate control --objective edp
-    """
-    from gpudb.control.results import REPLAY_PREDICTORS
-    from gpudb.control.results import evaluate as evaluate_policies
-    from gpudb.evaluate import control_table
-
-    suite_name = _ensure_suite_runs(obj, gpu, suite, do_sweep)
-    objectives = list(objectives) or ["edp", "ed2p", "energy", "energy_perf"]
-    con = obj.connect()
-    try:
-        with click.progressbar(length=len(objectives) * (2 * len(REPLAY_PREDICTORS) + 1),
-                               label="replaying", file=sys.stderr) as bar:
-            evaluate_policies(con, REPLAY_PREDICTORS, objectives, max_loss_pct, gpu,
-                              suite_name, progress=lambda _step: bar.update(1))
-        tables = [(objective, control_table(con, gpu, suite_name, objective, max_loss_pct))
-                  for objective in objectives]
-    finally:
-        con.close()
-    for objective, table in tables:
-        if fmt == "table":
-            click.echo(f"\nmean savings (%) against the highest P-state, objective {objective}"
-                       + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
-                          else "") + f", {gpu}, suite {suite_name}:")
-        output_rows(table.columns, table.rows, fmt)
-
-
-def _ensure_suite_runs(obj: Context, gpu: str, suite: str, do_sweep: bool) -> str:
-    """The suite's name; sweeps it at the nominal memory clock if the database lacks it."""
-    from sim.config import ConfigError, load_suite
-
-    try:
-        suite_name = load_suite(suite).name  # a path names its suite inside the file
-    except ConfigError as exc:
-        raise GpudbError(str(exc)) from None
-    if not Path(obj.path).exists() or _needs_sweep(obj, gpu, suite_name):
-        command = f"gpudb --db {obj.path} sweep --gpu {gpu} --suite {suite}"
+        if con is not None:
+            con.close()
+    if scope.simulated and (not exists or _needs_sweep(obj, scope)):
+        command = f"gpudb --db {obj.path} sweep --gpu {gpu} --suite {suite or 'default'}"
         if not do_sweep or obj.read_only:
-            raise GpudbError(f"no simulated runs of suite {suite_name} on {gpu} in {obj.path}; "
-                             f"run: {command}")
-        click.echo(f"no runs of suite {suite_name} on {gpu} from this simulator yet: {command}",
-                   err=True)
-        click.get_current_context().invoke(sweep, gpu=gpu, suite=suite, kernels=(),
-                                           core_mhz=None, mem_mhz=_nominal_mem(gpu), sms=None,
-                                           ctas=None, interval_instructions=None, seed=0,
-                                           jobs=os.cpu_count() or 1, experiment=None)
-    return suite_name
+            raise GpudbError(f"no simulated runs of suite {scope.suite} on {gpu} in "
+                             f"{obj.path}; run: {command}")
+        click.echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
+                   f"{command}", err=True)
+        click.get_current_context().invoke(sweep, gpu=gpu, suite=suite or "default",
+                                           kernels=(), core_mhz=None, mem_mhz=_nominal_mem(gpu),
+                                           sms=None, ctas=None, interval_instructions=None,
+                                           seed=0, jobs=os.cpu_count() or 1, experiment=None)
+    return scope
 
 
-def _needs_sweep(obj: Context, gpu: str, suite: str) -> bool:
+def _needs_sweep(obj: Context, scope) -> bool:
     from gpudb.evaluate import missing_sweep
 
     # a writable open migrates a file from an older gpudb before it is looked at
     con = obj.connect(read_only=obj.read_only)
     try:
-        return missing_sweep(con, gpu, suite)
+        return missing_sweep(con, scope.gpu, scope.suite)
     finally:
         con.close()
 
@@ -639,28 +548,179 @@ def _nominal_mem(gpu: str) -> list[float]:
     return [load_gpu(gpu).nominal_mem_mhz]
 
 
-@cli.command()
-@click.option("--gpu", default="gtx480", show_default=True, help="GPU configuration.")
-@click.option("--suite", default="default", show_default=True, help="Kernel suite.")
-@click.pass_context
+def _suite_label(scope) -> str:
+    return f"suite {scope.suite}" if scope.suite else "all kernels"
+
+
+def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str) -> None:
+    from gpudb.evaluate import accuracy_tables, predictor_coverage
+
+    con = obj.connect(read_only=True)
+    try:
+        applies, absent = predictor_coverage(con, scope.gpu, scope.suite, granularity)
+        per_predictor, per_kernel = accuracy_tables(con, scope.gpu, scope.suite, base_mhz,
+                                                    granularity)
+    finally:
+        con.close()
+    if fmt == "table":
+        if absent:
+            click.echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
+                       f"; none from {', '.join(absent)} (the interval-level models read "
+                       "per-interval counters, which simulated runs have and measured ones do "
+                       "not; wu needs a model: gpudb train wu)")
+        click.echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
+                   f"{scope.gpu}, {_suite_label(scope)}:")
+    output_rows(per_predictor.columns, per_predictor.rows, fmt)
+    if fmt == "table":
+        click.echo("\nMAPE (%) by kernel, over all targets:")
+    output_rows(per_kernel.columns, per_kernel.rows, fmt)
+
+
+def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: float,
+                  fmt: str) -> None:
+    from gpudb.control.results import REPLAY_PREDICTORS
+    from gpudb.control.results import evaluate as evaluate_policies
+    from gpudb.evaluate import control_table, has_interval_runs, run_static_table
+
+    con = obj.connect(read_only=obj.read_only)
+    try:
+        if has_interval_runs(con, scope):
+            if obj.read_only:
+                raise GpudbError("evaluate control writes control_result; drop --read-only")
+            with click.progressbar(length=len(objectives) * (2 * len(REPLAY_PREDICTORS) + 1),
+                                   label="replaying", file=sys.stderr) as bar:
+                evaluate_policies(con, REPLAY_PREDICTORS, objectives, max_loss_pct, scope.gpu,
+                                  scope.suite, progress=lambda _step: bar.update(1))
+            tables = [(objective, control_table(con, scope.gpu, scope.suite, objective,
+                                                max_loss_pct)) for objective in objectives]
+            what = "mean savings (%) against the highest P-state"
+        else:
+            if fmt == "table":
+                click.echo(f"{scope.gpu} has whole runs only (no per-interval runs to replay a "
+                           "controller on): static optimal over its (SM, core, memory) "
+                           "settings, the first row the mean over its kernels")
+            tables = [(objective, run_static_table(con, scope, objective, max_loss_pct))
+                      for objective in objectives]
+            what = "static optimal savings (%) against the highest setting"
+    finally:
+        con.close()
+    for objective, table in tables:
+        if fmt == "table":
+            click.echo(f"\n{what}, objective {objective}"
+                       + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
+                          else "") + f", {scope.gpu}, {_suite_label(scope)}:")
+        output_rows(table.columns, table.rows, fmt)
+
+
+@evaluate.command()
+@evaluation_options
+@click.option("--base-mhz", type=float,
+              help="Base core MHz (default: the GPU's highest core P-state, 700 on gtx480).")
+@click.option("--granularity", type=click.Choice(["run", "interval"]), default="run",
+              show_default=True, help="Predict whole runs or single intervals.")
+@sweep_option
+@output_options
+@click.pass_obj
 @friendly_errors
-def demo(ctx, gpu, suite):
+def accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep, fmt):
+    """Each predictor's MAPE from the base core P-state to every other one (paper 000
+    figure 8, with the paper's averages beside ours), then per kernel (figure 9). On a GPU
+    measured at several memory clocks, per (core, memory) target.
+
+    Example:
+
+        gpudb --db sim.duckdb evaluate accuracy --gpu gtx480 --suite default
+        gpudb --db lab.duckdb evaluate accuracy --gpu rtx2070s
+    """
+    print_accuracy(obj, _scope(obj, gpu, suite, do_sweep), base_mhz, granularity, fmt)
+
+
+@evaluate.command()
+@evaluation_options
+@sweep_option
+@output_options
+@click.pass_obj
+@friendly_errors
+def classes(obj: Context, gpu, suite, do_sweep, fmt):
+    """The suite's kernels by the quantities papers 000 and 004 describe their benchmarks by,
+    at the highest core P-state: computation share (paper 000's compute-bound class is >= 75%),
+    load-outstanding, CRIT, LEAD, stall and store-stall shares, per category and class and
+    per kernel, with what the papers report beside them. Needs per-interval counters
+    (simulated runs).
+
+    Example:
+
+        gpudb --db sim.duckdb evaluate classes --gpu gtx480 --suite default
+    """
+    from gpudb.evaluate import PAPER_CLASSES, class_tables
+
+    scope = _scope(obj, gpu, suite, do_sweep)
+    con = obj.connect(read_only=True)
+    try:
+        summary, kernels = class_tables(con, scope.gpu, scope.suite)
+    finally:
+        con.close()
+    if not kernels.rows:
+        raise GpudbError(f"no per-interval counters for {scope.gpu} ({_suite_label(scope)}): "
+                         "workload classes need simulated runs")
+    if fmt == "table":
+        click.echo(f"shares of the time at the highest core P-state by category and paper 000 "
+                   f"class ('all' summarises), {scope.gpu}, {_suite_label(scope)}:")
+    output_rows(summary.columns, summary.rows, fmt)
+    if fmt == "table":
+        click.echo("\nper kernel:")
+    output_rows(kernels.columns, kernels.rows, fmt)
+    if fmt == "table":
+        click.echo("\n" + "\n".join(PAPER_CLASSES))
+
+
+@evaluate.command("control")
+@evaluation_options
+@click.option("--objective", "objectives", type=OBJECTIVE_CHOICE, multiple=True,
+              help="Objective (repeatable; default: all four).")
+@click.option("--max-loss-pct", type=click.FloatRange(0), default=1.0, show_default=True,
+              help="energy_perf's bound on the slowdown, %.")
+@sweep_option
+@output_options
+@click.pass_obj
+@friendly_errors
+def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, do_sweep, fmt):
+    """Energy savings of predictor-driven DVFS controllers (trace replay) and of the offline
+    bounds, against always running at the highest core P-state (paper 000 figures 11-12,
+    paper 004 section 4.3), with paper 000's EDP savings beside ours. A GPU with whole runs
+    only (measured) gets the static optimal over its settings.
+
+    Example:
+
+        gpudb --db sim.duckdb evaluate control --objective edp
+        gpudb --db lab.duckdb evaluate control --gpu v100 --objective energy_perf
+    """
+    print_control(obj, _scope(obj, gpu, suite, do_sweep),
+                  list(objectives) or ["edp", "ed2p", "energy", "energy_perf"], max_loss_pct,
+                  fmt)
+
+
+@cli.command()
+@evaluation_options
+@click.pass_obj
+@friendly_errors
+def demo(obj: Context, gpu, suite):
     """The main job: simulate the default suite on gtx480 at every core P-state (reusing runs
     already in the database), then print the predictors' accuracy (paper 000 figure 8) and
     the DVFS controllers' EDP savings (figures 11-12) with the papers' figures beside ours.
+    With a measured GPU in the database, the same tables on its runs.
 
     Example:
 
         gpudb demo            # into ./gpudb.duckdb; gpudb --db other.duckdb demo
     """
-    obj: Context = ctx.obj
     if obj.read_only:
         raise GpudbError("demo writes the database; drop --read-only")
-    click.echo(f"gpudb demo: suite {suite} on {gpu} into {obj.path} (synthetic kernels)")
-    ctx.invoke(accuracy, gpu=gpu, suite=suite, base_mhz=None, granularity="run",
-               do_sweep=True, fmt="table")
-    ctx.invoke(evaluate_control, gpu=gpu, suite=suite, objectives=("edp",), max_loss_pct=1.0,
-               do_sweep=True, fmt="table")
+    scope = _scope(obj, gpu, suite, do_sweep=True)
+    click.echo(f"gpudb demo: {_suite_label(scope)} on {scope.gpu} into {obj.path}"
+               + (" (synthetic kernels)" if scope.simulated else ""))
+    print_accuracy(obj, scope, None, "run", "table")
+    print_control(obj, scope, ["edp"], 1.0, "table")
     click.echo(f"""
 next:
   gpudb --db {obj.path} query --list                      # stored analyses

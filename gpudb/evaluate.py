@@ -10,15 +10,59 @@ from dataclasses import dataclass
 
 import duckdb
 
-from gpudb.db import first_row
+from gpudb.db import GpudbError, first_row
 from gpudb.predictors import ANALYTIC
 from gpudb.queries import run_query
 
-PREDICTORS = ANALYTIC
+# Wu et al.'s model last: it scores only kernels outside its training split.
+PREDICTORS = (*ANALYTIC, "wu")
 
 # Paper 000 section 5.1 / abstract: average MAPE from 700 MHz to the other P-states, Rodinia on
 # a GTX 480 in GPGPU-Sim (section 5.3 for CRISP-L). None: the paper gives no figure.
 PAPER_000_MAPE_PCT = {"stall": 35.0, "lead": 11.0, "crit": 11.0, "crisp": 4.0, "crispl": 4.66}
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What an evaluation covers: a GPU by gpu_id, the kernels of one suite (None: all of the
+    GPU's kernels), and whether the GPU is a shipped simulator configuration, whose suite can
+    be swept when the database lacks it."""
+    gpu: str
+    suite: str | None
+    simulated: bool
+
+
+def resolve_scope(con: duckdb.DuckDBPyConnection | None, gpu: str, suite: str | None) -> Scope:
+    """A --gpu name and --suite as a Scope. ``gpu`` is a gpu_id in the database or the name of
+    a shipped simulator configuration (fixtures/gpus), never a path; ``suite`` for a simulated
+    GPU is a shipped suite name or a suite file (default 'default'), for any other a kernel
+    suite name (default: every kernel). ``con`` None: no database file yet."""
+    from sim.config import ConfigError, available, load_suite
+
+    if "/" in gpu or "\\" in gpu or gpu.endswith(".toml"):
+        raise GpudbError(f"--gpu takes a GPU name (a gpu_id in the database or a shipped "
+                         f"simulator configuration: {', '.join(available('gpus'))}), not a "
+                         f"path: {gpu}")
+    if gpu in available("gpus"):
+        try:
+            name = load_suite(suite or "default").name  # a path names its suite in the file
+        except ConfigError as exc:
+            raise GpudbError(str(exc)) from None
+        return Scope(gpu, name, True)
+    known = [] if con is None else [r[0] for r in con.execute(
+        "SELECT gpu_id FROM gpu ORDER BY gpu_id").fetchall()]
+    if gpu not in known:
+        raise GpudbError(f"no GPU {gpu!r}: the database has {', '.join(known) or 'none'}; "
+                         f"the simulator ships {', '.join(available('gpus'))}")
+    return Scope(gpu, suite, False)
+
+
+def has_interval_runs(con: duckdb.DuckDBPyConnection, scope: Scope) -> bool:
+    """Whether control can be replayed: the scope has kernels in control_interval."""
+    return first_row(con.execute(
+        "SELECT count(*) FROM control_interval WHERE gpu_id = ? "
+        "AND (CAST(? AS TEXT) IS NULL OR kernel_id LIKE ? || '/%')",
+        [scope.gpu, scope.suite, scope.suite]))[0] > 0
 
 
 def missing_sweep(con: duckdb.DuckDBPyConnection, gpu: str, suite: str) -> bool:
@@ -38,22 +82,40 @@ class Table:
     rows: list[tuple]
 
 
-def accuracy_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
+def predictor_coverage(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
+                       granularity: str = "run") -> tuple[list[str], list[str]]:
+    """(predictors with at least one scored prediction on the GPU's runs, those without),
+    each in table order. The interval-level models read per-interval counters, which
+    measured runs lack; Wu et al.'s model needs a model trained for the GPU."""
+    scored = {row[0] for row in con.execute(
+        "SELECT DISTINCT predictor FROM core_scaling_error WHERE gpu_id = ? "
+        "AND granularity = ? AND (CAST(? AS TEXT) IS NULL OR kernel_id LIKE ? || '/%')",
+        [gpu, granularity, suite, suite]).fetchall()}
+    return ([p for p in PREDICTORS if p in scored], [p for p in PREDICTORS if p not in scored])
+
+
+def accuracy_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
                     base_mhz: float | None, granularity: str = "run") -> tuple[Table, Table]:
-    """(per-predictor MAPE by target, with the paper's figure; per-kernel MAPE by predictor)."""
+    """(per-predictor MAPE by target setting, with the paper's figure; per-kernel MAPE by
+    predictor). A target column is named by its core MHz, and by core and memory MHz where
+    the GPU's runs have several memory clocks."""
     params = {"gpu_id": gpu, "suite": suite, "granularity": granularity,
               "base_mhz": None if base_mhz is None else str(base_mhz)}
     columns, rows = run_query(con, "mape_by_predictor", params)
-    by = {(r[0], r[1]): r for r in rows}
-    targets = sorted({r[1] for r in rows if r[1] is not None}, reverse=True)
-    present = [p for p in PREDICTORS if (p, None) in by]
-    table_columns = (["predictor"] + [f"{t:g}_mhz_pct" for t in targets]
+    by = {(r[0], r[1], r[2]): r for r in rows}
+    targets = sorted({(r[1], r[2]) for r in rows if r[1] is not None}, reverse=True)
+    several_mem = len({mem for _, mem in targets}) > 1
+    present = [p for p in PREDICTORS if (p, None, None) in by]
+    table_columns = (["predictor"]
+                     + [f"{core:g}_{mem:g}_mhz_pct" if several_mem else f"{core:g}_mhz_pct"
+                        for core, mem in targets]
                      + ["mape_pct", "max_ape_pct", "n", "paper_000_pct"])
     table_rows = []
     for p in present:
-        overall = by[(p, None)]
-        table_rows.append(tuple([p] + [by[(p, t)][2] if (p, t) in by else None for t in targets]
-                                + [overall[2], overall[3], overall[4],
+        overall = by[(p, None, None)]
+        table_rows.append(tuple([p] + [by[(p, *t)][3] if (p, *t) in by else None
+                                       for t in targets]
+                                + [overall[3], overall[4], overall[5],
                                    PAPER_000_MAPE_PCT.get(p)]))
     kernel_cols, kernel_rows = run_query(con, "mape_by_kernel", {
         "gpu_id": gpu, "suite": suite, "base_mhz": params["base_mhz"]})
@@ -97,6 +159,18 @@ def control_table(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objectiv
                   "ed2p_saving_pct", "worst_edp_saving_pct", "worst_time_change_pct",
                   "switches", "fraction_of_potential", "paper_000_edp_saving_pct"],
                  [row for _, row in out])
+
+
+def run_static_table(con: duckdb.DuckDBPyConnection, scope: Scope, objective: str,
+                     max_loss_pct: float) -> Table:
+    """Static optimal over whole runs (queries/static_optimal_run.sql): the mean over the
+    scope's kernels, then each kernel with its chosen setting."""
+    columns, rows = run_query(con, "static_optimal_run", {
+        "gpu_id": scope.gpu, "suite": scope.suite, "objective": objective,
+        "max_loss_pct": str(max_loss_pct)})
+    keep = [c for c in columns if c not in ("gpu_id", "objective")]
+    at = {c: i for i, c in enumerate(columns)}
+    return Table(keep, [tuple(r[at[c]] for c in keep) for r in rows])
 
 
 # What papers 000 and 004 say of their benchmarks' classes, printed beside workload_class.

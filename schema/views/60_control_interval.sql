@@ -1,13 +1,18 @@
--- The interval outcomes DVFS control is evaluated on (DESIGN.md section 5): one fixed
--- simulated run per kernel and core P-state, at the GPU's nominal memory clock, all SMs and
--- the hardware CTA limit (the largest one run; the newest run where a kernel was simulated
--- again, e.g. by a newer simulator), with each interval's time, energy split and
--- the P-state's voltage. Trace replay (queries/controller_replay.sql) and the offline policies
--- (gpudb/control/offline.py) read the actual outcomes of their choices from here.
+-- The interval outcomes DVFS control is evaluated on (DESIGN.md section 5). One row per
+-- kernel, core P-state and interval of the kernel's run family: the fixed simulated runs of
+-- one kernel that share everything but the core clock (memory clock, SM count, CTA limit,
+-- interval size and seed), so that interval k is the same work at every setting. A kernel
+-- is here only with a family that has a run at every core P-state of its GPU, at the GPU's
+-- nominal memory clock with all SMs; of several such families the one with the hardware CTA
+-- limit (or the largest), then the newest, then the lowest seed. Where a family was simulated
+-- again (e.g. by a newer simulator) each P-state takes its newest run. Trace replay
+-- (queries/controller_replay.sql) and the offline policies (gpudb/control/offline.py) read
+-- the actual outcomes of their choices from here.
 CREATE OR REPLACE VIEW control_interval AS
-WITH scope AS (
+WITH candidate AS (
     SELECT
-        r.run_id, r.gpu_id, r.kernel_id, r.core_mhz,
+        r.run_id, r.gpu_id, r.kernel_id, r.core_mhz, r.mem_mhz, r.n_sm, r.ctas_per_sm,
+        r.interval_instructions, r.seed, r.created_at,
         coalesce(CAST(json_extract(g.config, '$.core.switch_ns') AS DOUBLE), 100.0) AS switch_ns
     FROM run AS r
     JOIN gpu AS g USING (gpu_id)
@@ -15,18 +20,42 @@ WITH scope AS (
       AND r.source = 'sim'
       AND r.mem_mhz = g.nominal_mem_mhz
       AND r.n_sm = g.n_sm
-    QUALIFY row_number() OVER (PARTITION BY r.gpu_id, r.kernel_id, r.core_mhz
-                               ORDER BY r.ctas_per_sm DESC NULLS FIRST, r.seed, r.created_at DESC,
-                                        r.run_id) = 1
+    QUALIFY row_number() OVER (
+        PARTITION BY r.gpu_id, r.kernel_id, r.core_mhz, r.ctas_per_sm,
+                     r.interval_instructions, r.seed
+        ORDER BY r.created_at DESC, r.run_id) = 1
+),
+core_pstates AS (
+    SELECT gpu_id, count(*) AS n_pstates
+    FROM pstate
+    WHERE domain = 'core'
+    GROUP BY gpu_id
+),
+family AS (
+    SELECT c.gpu_id, c.kernel_id, c.ctas_per_sm, c.interval_instructions, c.seed
+    FROM candidate AS c
+    JOIN core_pstates AS p USING (gpu_id)
+    SEMI JOIN pstate AS s ON s.gpu_id = c.gpu_id AND s.domain = 'core' AND s.freq_mhz = c.core_mhz
+    GROUP BY c.gpu_id, c.kernel_id, c.ctas_per_sm, c.interval_instructions, c.seed, p.n_pstates
+    HAVING count(*) = p.n_pstates
+    QUALIFY row_number() OVER (
+        PARTITION BY c.gpu_id, c.kernel_id
+        ORDER BY c.ctas_per_sm DESC NULLS FIRST, max(c.created_at) DESC, c.seed,
+                 c.interval_instructions) = 1
 )
 SELECT
-    s.run_id, s.gpu_id, s.kernel_id, s.core_mhz, p.voltage_v, s.switch_ns, i.idx, i.time_ns,
+    c.run_id, c.gpu_id, c.kernel_id, c.core_mhz, p.voltage_v, c.switch_ns, i.idx, i.time_ns,
     i.core_dynamic_j, i.core_static_j, i.dram_dynamic_j, i.dram_static_j, i.other_j,
     i.core_dynamic_j + i.core_static_j + i.dram_dynamic_j + i.dram_static_j + i.other_j
         AS energy_j
-FROM scope AS s
-JOIN interval AS i USING (run_id)
-JOIN pstate AS p ON p.gpu_id = s.gpu_id AND p.domain = 'core' AND p.freq_mhz = s.core_mhz;
+FROM candidate AS c
+SEMI JOIN family AS f
+    ON f.gpu_id = c.gpu_id AND f.kernel_id = c.kernel_id
+   AND f.ctas_per_sm IS NOT DISTINCT FROM c.ctas_per_sm
+   AND f.interval_instructions = c.interval_instructions
+   AND f.seed IS NOT DISTINCT FROM c.seed
+JOIN interval AS i ON i.run_id = c.run_id
+JOIN pstate AS p ON p.gpu_id = c.gpu_id AND p.domain = 'core' AND p.freq_mhz = c.core_mhz;
 
 -- The baseline every control policy is compared with: each kernel always at its highest core
 -- P-state in control_interval, totalled over the run.

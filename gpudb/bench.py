@@ -13,9 +13,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gpudb.db import connect
+from gpudb.db import atomic, connect
 from gpudb.ingest import ingest
 from gpudb.mapping import load_mapping
+from gpudb.predictors import registry
 
 _BENCH_MAPPING = """\
 description = "gpudb bench ingest: synthetic rows, not measurements"
@@ -104,10 +105,9 @@ def _duckdb_insert_once(tmp: Path, tables: dict, tag: int) -> float:
         theirs.register("_runs", tables["run"])
         theirs.register("_metrics", tables["metric"])
         start = time.perf_counter()
-        theirs.execute("BEGIN TRANSACTION")
-        theirs.execute("INSERT INTO run SELECT * FROM _runs")
-        theirs.execute("INSERT INTO metric SELECT * FROM _metrics")
-        theirs.execute("COMMIT")
+        with atomic(theirs):
+            theirs.execute("INSERT INTO run SELECT * FROM _runs")
+            theirs.execute("INSERT INTO metric SELECT * FROM _metrics")
         return time.perf_counter() - start
     finally:
         theirs.close()
@@ -134,45 +134,13 @@ def bench_ingest(rows: int = 1_000_000, metrics: int = 4, seed: int = 0,
     return IngestBench(rows, tables["metric"].num_rows, gpudb_s, duckdb_s)
 
 
-# The predictors' formulas written as plain SQL over prediction_input's columns: the reference
-# the UDF-backed views are timed against (same rows, same arithmetic, no Python).
-_PLAIN_SQL = {
-    "proportional": "t_ns * core_mhz / target_core_mhz",
-    "stall": "(t_ns - stall_ns) * core_mhz / target_core_mhz + stall_ns",
-    "lead": "(t_ns - lead_ns) * core_mhz / target_core_mhz + lead_ns",
-    "miss": "(t_ns - miss_ns) * core_mhz / target_core_mhz + miss_ns",
-    "crit": "(t_ns - crit_ns) * core_mhz / target_core_mhz + crit_ns",
-    "crisp": """CASE WHEN target_core_mhz <= core_mhz THEN
-        greatest(crisp_lcp_ns, core_mhz / target_core_mhz * crisp_lcp_comp_ns)
-        + greatest(t_ns - crisp_lcp_ns, core_mhz / target_core_mhz
-                   * (t_ns - crisp_lcp_ns - crisp_store_stall_ns))
-        ELSE crisp_lcp_ns + crisp_store_stall_ns
-             + (t_ns - crisp_lcp_ns - crisp_store_stall_ns) * core_mhz / target_core_mhz END""",
-    "crispl": """CASE WHEN target_core_mhz <= core_mhz THEN
-        greatest(crispl_lcp_ns, core_mhz / target_core_mhz * crispl_lcp_comp_ns)
-        + greatest(t_ns - crispl_lcp_ns, core_mhz / target_core_mhz
-                   * (t_ns - crispl_lcp_ns - crisp_store_stall_ns))
-        ELSE crispl_lcp_ns + crisp_store_stall_ns
-             + (t_ns - crispl_lcp_ns - crisp_store_stall_ns) * core_mhz / target_core_mhz END""",
-    "critbw": """greatest(dram_min_ns, (t_ns - crit_ns - prefetch_stall_ns)
-                          * core_mhz / target_core_mhz + crit_ns)""",
-}
-# gpudb's CRISP variants (gpudb/predictors/crisp_gpudb.py); SQL's greatest() skips NULLs, so
-# a NULL input is made a NULL prediction explicitly, as the UDF does.
-_CRISP_GPUDB_SQL = """CASE WHEN {lcp} IS NULL OR crisp_slot_load_stall_ns IS NULL
-        OR crisp_slot_store_stall_ns IS NULL OR memory_min_ns IS NULL THEN NULL
-    WHEN target_core_mhz <= core_mhz THEN
-        greatest({lcp}, core_mhz / target_core_mhz * ({lcp} - crisp_slot_load_stall_ns))
-        + greatest(t_ns - {lcp}, core_mhz / target_core_mhz
-                   * (t_ns - {lcp} - crisp_slot_store_stall_ns))
-    ELSE greatest(memory_min_ns, crisp_slot_load_stall_ns + crisp_slot_store_stall_ns
-                  + (t_ns - crisp_slot_load_stall_ns - crisp_slot_store_stall_ns)
-                  * core_mhz / target_core_mhz) END"""
-_PLAIN_SQL["crisp_gpudb"] = _CRISP_GPUDB_SQL.format(lcp="crisp_slot_lcp_ns")
-_PLAIN_SQL["crispl_gpudb"] = _CRISP_GPUDB_SQL.format(lcp="crispl_slot_lcp_ns")
+# The predictors' formulas written as plain SQL over prediction_input's columns (each
+# predictor module's plain_sql): the reference the UDF-backed views are timed against (same
+# rows, same arithmetic, no Python).
+_PLAIN_SQL = {p.name: p.plain_sql for p in registry() if p.plain_sql is not None}
 
 
-# The columns every pred_<name> view has before predicted_ns (schema/views/40_predictors.sql);
+# The columns every pred_<name> view has before predicted_ns (schema/views/40_pred_<name>.sql);
 # bench_predict checks the plain-SQL views give the same sums as the stored ones.
 _PRED_COLUMNS = """'{name}' AS predictor, granularity, run_id, kernel_id, gpu_id, sample_idx,
     core_mhz AS base_core_mhz, mem_mhz AS base_mem_mhz, n_sm AS base_n_sm,
@@ -193,7 +161,8 @@ class PredictBench:
         out = [f"prediction view: {self.view_rows:,} rows (every predictor, sample and target, "
                "with the actual-time join)"]
         for threads, udf_s, sql_s in self.view:
-            out.append(f"  threads={threads}: with Python UDFs {self.view_rows / udf_s:,.0f} rows/s,"
+            out.append(f"  threads={threads}: with Python UDFs "
+                       f"{self.view_rows / udf_s:,.0f} rows/s,"
                        f" with the formulas as plain SQL {self.view_rows / sql_s:,.0f} rows/s, "
                        f"ratio {sql_s / udf_s:.2f}")
         out.append(f"predictor formulas alone: {self.formula_rows:,} predictions over "
@@ -231,7 +200,8 @@ def _time_pair(con, udf_sql: str, plain_sql: str, setup_plain, teardown_plain,
                 teardown_plain()
             if not np.allclose(np.array(udf_total[0], dtype=float),
                                np.array(sql_total[0], dtype=float), rtol=1e-9, equal_nan=True):
-                raise AssertionError(f"UDF and plain-SQL results differ: {udf_total} vs {sql_total}")
+                raise AssertionError(
+                    f"UDF and plain-SQL results differ: {udf_total} vs {sql_total}")
             timings.append((setting, udf_s, sql_s))
     finally:
         con.execute(f"SET threads = {threads}")

@@ -15,7 +15,7 @@ import duckdb
 from gpudb import db
 from gpudb.db import GpudbError
 from gpudb.output import FORMATS, format_rows
-from gpudb.predictors import ANALYTIC
+from gpudb.predictors import names as predictor_names
 
 
 class Context:
@@ -228,9 +228,9 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
 
         gpudb sweep --gpu gtx480 --suite default --mem-mhz 924 --jobs 2
     """
+    from gpudb.sweep import SweepInterrupted
+    from gpudb.sweep import sweep as run_sweep
     from sim.config import ConfigError
-    from sim.sweep import SweepInterrupted
-    from sim.sweep import sweep as run_sweep
 
     if obj.read_only:
         raise GpudbError("sweep writes the database; drop --read-only")
@@ -427,7 +427,8 @@ GUARD_CHOICE = click.Choice(["guarded", "paper"])
 
 
 @cli.command()
-@click.option("--predictor", required=True, type=click.Choice(list(ANALYTIC)),
+@click.option("--predictor", required=True,
+              type=click.Choice(list(predictor_names(replayable=True))),
               help="Performance model of the controller.")
 @click.option("--guard", "guard_name", type=GUARD_CHOICE, default="guarded", show_default=True,
               help="gpudb's guarded controller step, or the papers' controller exactly.")
@@ -767,13 +768,22 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
     """Wu et al.'s model (paper 002): k-means scaling surfaces and neural-network classifiers.
 
     Splits the GPU's kernels at random (stored), trains, stores the model for the pred_wu
-    view, and prints the validation error per kernel (the summary goes to stderr unless
-    --format table). With --base all, one model per setting and a row per model (see the
-    stored query wu_error_by_base for the heat map). Needs scikit-learn (gpudb[ml]).
+    view, and prints its id (a line `model_id ID`) and the validation error per kernel (the
+    id and summary go to stderr unless --format table). With --base all, one model per
+    setting and a row per model (see the stored query wu_error_by_base for the heat map).
+    Needs scikit-learn (gpudb[ml]).
+
+    Models stay stored side by side (table wu_model; the id is a hash of the settings and
+    runs, so retraining the same thing replaces it). View prediction and the stored queries
+    use each GPU's latest; pick another in a query with `-p model_id ID`
+    (wu_error_by_base: the latest per base setting; `-p model_id all` lists every model).
+    View pred_wu holds every model's predictions, with a model_id column.
 
     Example:
 
         gpudb --db lab.duckdb train wu --gpu v100 --train-fraction 0.8 --seed 0
+
+        gpudb --db lab.duckdb query mape_by_kernel -p model_id 8d0f952dfd8712c0
     """
     from gpudb import wu_model
 
@@ -786,11 +796,16 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
             columns, rows = wu_model.train_many(
                 con, gpu_id, cluster_counts=(clusters,), train_fraction=train_fraction,
                 seed=seed, features=names, power=not no_power)
+            if rows:  # the last one trained is the GPU's default from now on
+                click.echo(f"latest model_id {rows[-1][columns.index('model_id')]} (the "
+                           "default of view prediction and the accuracy queries)",
+                           err=fmt != "table")
         else:
             report = wu_model.train_wu(
                 con, gpu_id, base=wu_model.parse_base(base), train_fraction=train_fraction,
                 seed=seed, clusters=clusters, features=names, power=not no_power)
             columns, rows = wu_model.validation_table(con, report.model_id)
+            click.echo(f"model_id {report.model_id}", err=fmt != "table")
             click.echo(report.summary(), err=fmt != "table")
     finally:
         con.close()

@@ -4,7 +4,8 @@ It turns DuckDB's open errors into one-line :class:`GpudbError` messages, applie
 ``schema/NNNN_*.sql`` migrations when the file is writable (refusing a read-only file from an
 older or newer gpudb with a clear message), registers every Python UDF once per database
 instance and re-applies ``schema/views/*.sql``. ``trusted=False`` locks the connection down
-before anything stored in the file can run (DESIGN.md sections 7 and 8).
+before anything stored in the file can run (DESIGN.md sections 7 and 8). :func:`atomic` is the
+one way gpudb code groups statements into a transaction.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import os
 import re
 import socket
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +52,21 @@ def first_row(result: duckdb.DuckDBPyConnection) -> tuple | None:
     refuses other work on a connection while a result is partly fetched."""
     rows = result.fetchall()
     return rows[0] if rows else None
+
+
+@contextmanager
+def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Run the block in one transaction: COMMIT when it ends, ROLLBACK and re-raise when it
+    raises (Ctrl-C included), so it writes all or nothing. DuckDB has no nested transactions:
+    code called inside the block must not open one."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    # Outside the try: a COMMIT that fails has already ended the transaction.
+    con.execute("COMMIT")
 
 
 class GpudbError(Exception):
@@ -90,11 +108,24 @@ def view_files() -> list[Path]:
     return sorted(resource_dir("schema").joinpath("views").glob("*.sql"))
 
 
+def view_sql(path: Path) -> str:
+    """A view file's SQL, with the prediction view's union of the registered predictors'
+    views (gpudb.predictors) filled in."""
+    from gpudb.predictors import registry
+
+    text = path.read_text()
+    if "{analytic_predictions}" in text:
+        union = "\n    UNION ALL ".join(f"SELECT * FROM {p.view}" for p in registry()
+                                         if p.formula is not None)
+        text = text.replace("{analytic_predictions}", union)
+    return text
+
+
 def _views_digest(files: list[Path]) -> str:
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.name.encode())
-        digest.update(path.read_bytes())
+        digest.update(view_sql(path).encode())
     return digest.hexdigest()
 
 
@@ -176,16 +207,14 @@ def _migrate(con: duckdb.DuckDBPyConnection, pending: list[Migration]) -> None:
     from gpudb import __version__
 
     for migration in pending:
-        con.execute("BEGIN TRANSACTION")
         try:
-            con.execute(migration.sql)
-            con.execute(
-                "INSERT INTO gpudb_migration VALUES (?, ?, now(), ?)",
-                [migration.version, migration.name, __version__],
-            )
-            con.execute("COMMIT")
+            with atomic(con):
+                con.execute(migration.sql)
+                con.execute(
+                    "INSERT INTO gpudb_migration VALUES (?, ?, now(), ?)",
+                    [migration.version, migration.name, __version__],
+                )
         except duckdb.Error as exc:
-            con.execute("ROLLBACK")
             raise GpudbError(f"migration {migration.version:04d}_{migration.name} failed: "
                              f"{str(exc).splitlines()[0]}") from exc
 
@@ -200,16 +229,15 @@ def _apply_views(con: duckdb.DuckDBPyConnection, read_only: bool) -> None:
         return
     if read_only:
         for path in files:
-            con.execute(_VIEW.sub("CREATE OR REPLACE TEMP VIEW", path.read_text()))
+            con.execute(_VIEW.sub("CREATE OR REPLACE TEMP VIEW", view_sql(path)))
         return
-    con.execute("BEGIN TRANSACTION")
     try:
-        for path in files:
-            con.execute(path.read_text())
-        con.execute("INSERT OR REPLACE INTO gpudb_meta VALUES ('views_sha256', ?)", [digest])
-        con.execute("COMMIT")
+        with atomic(con):
+            for path in files:
+                con.execute(view_sql(path))
+            con.execute("INSERT OR REPLACE INTO gpudb_meta VALUES ('views_sha256', ?)",
+                        [digest])
     except duckdb.Error as exc:
-        con.execute("ROLLBACK")
         raise GpudbError(f"view definitions failed to apply: {str(exc).splitlines()[0]}") from exc
 
 

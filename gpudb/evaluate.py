@@ -11,15 +11,15 @@ from dataclasses import dataclass
 import duckdb
 
 from gpudb.db import GpudbError, first_row
-from gpudb.predictors import ANALYTIC
+from gpudb.predictors import names, registry
 from gpudb.queries import run_query
 
-# Wu et al.'s model last: it scores only kernels outside its training split.
-PREDICTORS = (*ANALYTIC, "wu")
+PREDICTORS = names()
 
 # Paper 000 section 5.1 / abstract: average MAPE from 700 MHz to the other P-states, Rodinia on
-# a GTX 480 in GPGPU-Sim (section 5.3 for CRISP-L). None: the paper gives no figure.
-PAPER_000_MAPE_PCT = {"stall": 35.0, "lead": 11.0, "crit": 11.0, "crisp": 4.0, "crispl": 4.66}
+# a GTX 480 in GPGPU-Sim (section 5.3 for CRISP-L), from the registry; absent: no figure.
+PAPER_000_MAPE_PCT = {p.name: p.paper_000_mape_pct for p in registry()
+                      if p.paper_000_mape_pct is not None}
 
 
 @dataclass(frozen=True)
@@ -124,8 +124,8 @@ def accuracy_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
 
 # Paper 000 section 5.2 (figure 11): average EDP saving of the EDP-seeking controller over all
 # Rodinia kernels, GTX 480 in GPGPU-Sim; CRISP-L from section 5.3.
-PAPER_000_EDP_SAVING_PCT = {"crisp": 10.7, "crit": 5.65, "lead": 6.16, "stall": 0.0,
-                            "crispl": 8.38}
+PAPER_000_EDP_SAVING_PCT = {p.name: p.paper_000_edp_saving_pct for p in registry()
+                            if p.paper_000_edp_saving_pct is not None}
 
 
 def control_table(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objective: str,
@@ -140,7 +140,7 @@ def control_table(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objectiv
     at = {c: i for i, c in enumerate(columns)}
     _, fractions = run_query(con, "fraction_of_potential", params)
     fraction = {(r[0], r[1], r[2]): r[6] for r in fractions if r[3] is None}
-    order = {p: i for i, p in enumerate((*ANALYTIC, "oracle"))}
+    order = {p: i for i, p in enumerate((*names(replayable=True), "oracle"))}
     out = []
     for row in rows:
         if row[at["category"]] != "all":

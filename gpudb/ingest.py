@@ -8,12 +8,14 @@ of one call are then written in one transaction: all or nothing.
 Identity and idempotence:
 - a file already ingested (same SHA-256) is skipped and reported;
 - ``run_id`` is the MD5 of the measurement itself (source, GPU, kernel, policy, core/mem MHz,
-  SM count, time, and power or energy as measured; numbers to 12 significant digits), so the same measurement arriving
-  in two files (e.g. the profile and PTX exports of one V100 campaign, whose power readings
-  differ in the last float digit) is one run, which gains the metrics of both.
+  SM count, time, and power or energy as measured; numbers to 12 significant digits), so the
+  same measurement arriving in two files (e.g. the profile and PTX exports of one V100
+  campaign, whose power readings differ in the last float digit) is one run, which gains the
+  metrics of both.
 
 Validation and conversion run as SQL over the file's Arrow table registered in DuckDB, so
 they are column-at-a-time and keep pace with DuckDB's own bulk insert (`gpudb bench ingest`).
+The rows are written through gpudb.runs, the one writer of runs.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from gpudb.db import GpudbError, first_row, whoami
+from gpudb.db import GpudbError, atomic, first_row, whoami
 from gpudb.mapping import Mapping
+from gpudb.runs import ensure_experiment, experiment_id, insert_metrics, insert_missing, insert_runs
 
 ROW = "_gpudb_row"
 
@@ -49,12 +52,6 @@ def q(name: str) -> str:
 def sql_str(text: str) -> str:
     """Quote an SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
-
-
-def experiment_id(name: str) -> str:
-    """Experiment key: first 16 hex digits of SHA-256 of its name, equal in every file, so
-    merging two databases maps experiments by name."""
-    return hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
 def file_sha256(path: Path) -> str:
@@ -143,7 +140,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
         f"min({ROW}) FILTER (WHERE {q(c)} IS NULL"
         + ("" if c in typed else f" OR trim({q(c)}::VARCHAR) = ''") + ")" for c in required)
         + f" FROM {view}"))
-    for column, row in zip(required, empty):
+    for column, row in zip(required, empty, strict=True):
         if row is not None:
             raise IngestError(f"{_where(path, row, column)} is empty")
 
@@ -162,8 +159,9 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
             text_columns.append(column)  # wholly non-numeric (or empty): not a metric
             continue
         if bad:
-            row, value = first_row(con.execute(f"SELECT {ROW}, {q(column)}::VARCHAR FROM {view} WHERE "
-                                     f"{_bad_number(column)} ORDER BY {ROW} LIMIT 1"))
+            row, value = first_row(con.execute(
+                f"SELECT {ROW}, {q(column)}::VARCHAR FROM {view} WHERE "
+                f"{_bad_number(column)} ORDER BY {ROW} LIMIT 1"))
             raise IngestError(f"{_where(path, row, column)}: {value!r} is not a finite number")
         if not is_required:
             metric_columns.append(column)
@@ -177,15 +175,15 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
     first_bad = first_row(con.execute("SELECT " + ", ".join(
         f"min({ROW}) FILTER (WHERE NOT (TRY_CAST({q(c)} AS DOUBLE) {test}))"
         for c, test, _ in checks) + f" FROM {view}"))
-    for (column, _, message), row in zip(checks, first_bad):
+    for (column, _, message), row in zip(checks, first_bad, strict=True):
         if row is not None:
             value = first_row(con.execute(
                 f"SELECT {q(column)}::VARCHAR FROM {view} WHERE {ROW} = ?", [row]))[0]
             raise IngestError(f"{_where(path, row, column)}: {value!r} {message}")
     if mapping.n_sm is not None:
-        hit = first_row(con.execute(f"SELECT {ROW}, {q(mapping.n_sm.column)}::VARCHAR FROM {view} WHERE "
-                          f"TRY_CAST({q(mapping.n_sm.column)} AS DOUBLE) % 1 <> 0 LIMIT 1"
-                          ))
+        hit = first_row(con.execute(
+            f"SELECT {ROW}, {q(mapping.n_sm.column)}::VARCHAR FROM {view} WHERE "
+            f"TRY_CAST({q(mapping.n_sm.column)} AS DOUBLE) % 1 <> 0 LIMIT 1"))
         if hit:
             raise IngestError(f"{_where(path, hit[0], mapping.n_sm.column)}: {hit[1]!r} "
                               "is not a whole number of SMs")
@@ -245,8 +243,9 @@ def _run_rows(mapping: Mapping, view: str, exp_id: str, sha: str, created: str) 
 def _stage_runs(con, mapping: Mapping, stage: "_Staged", view: str, exp_id: str,
                 now: str) -> None:
     """Materialise a validated file's run rows, with their run_id and row number, as the
-    temporary table stage.runs (readers that need file order sort by _row), and refuse a kernel measured twice at one
-    setting (which needs the converted kernel ids and clocks the table holds)."""
+    temporary table stage.runs (readers that need file order sort by _row), and refuse a
+    kernel measured twice at one setting (which needs the converted kernel ids and clocks the
+    table holds)."""
     rows = _run_rows(mapping, view, exp_id, stage.sha256, now)
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {stage.runs} AS
@@ -270,25 +269,17 @@ RUN_COLUMNS = ("run_id", "experiment_id", "source", "kernel_id", "gpu_id", "poli
                "energy_j", "instructions", "created_at", "input_hash")
 
 
-def _ensure_reference_rows(con, mapping: Mapping, exp_id: str, exp_name: str, now: str) -> None:
-    """GPU, P-state, kernel and experiment rows the new runs refer to (insert if missing)."""
-    from gpudb import __version__
-
+def _ensure_reference_rows(con, mapping: Mapping, exp_name: str, now: str) -> None:
+    """The GPU and experiment rows the new runs refer to (insert if missing)."""
     gpu = mapping.gpu
-    con.execute(
-        "INSERT INTO gpu (gpu_id, name, n_sm, max_warps_per_sm, max_ctas_per_sm, "
-        "nominal_core_mhz, nominal_mem_mhz, config) SELECT ?, ?, ?, ?, ?, ?, ?, NULL "
-        "WHERE NOT EXISTS (SELECT 1 FROM gpu WHERE gpu_id = ?)",
-        [gpu["gpu_id"], gpu["name"], gpu["n_sm"], gpu.get("max_warps_per_sm"),
-         gpu.get("max_ctas_per_sm"), gpu.get("nominal_core_mhz"), gpu.get("nominal_mem_mhz"),
-         gpu["gpu_id"]])
-    user, host = whoami()
-    con.execute(
-        "INSERT INTO experiment SELECT ?, ?, ?, CAST(? AS TIMESTAMPTZ), ?, ?, ? "
-        "WHERE NOT EXISTS (SELECT 1 FROM experiment WHERE experiment_id = ?)",
-        [exp_id, exp_name, mapping.description or f"measured data ingested with {mapping.path.name}",
-         now, user, host,
-         __version__, exp_id])
+    insert_missing(con, "gpu", pa.Table.from_pylist([{
+        "gpu_id": gpu["gpu_id"], "name": gpu["name"], "n_sm": gpu["n_sm"],
+        "max_warps_per_sm": gpu.get("max_warps_per_sm"),
+        "max_ctas_per_sm": gpu.get("max_ctas_per_sm"),
+        "nominal_core_mhz": gpu.get("nominal_core_mhz"),
+        "nominal_mem_mhz": gpu.get("nominal_mem_mhz")}]))
+    ensure_experiment(con, exp_name, mapping.description
+                      or f"measured data ingested with {mapping.path.name}", created_at=now)
 
 
 def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Mapping,
@@ -386,25 +377,13 @@ def _write_metrics(con, mapping: Mapping, stage: _Staged, view: str, some_presen
     new_count = pc.sum(is_new).as_py() or 0
     added = 0
     if new_count:
-        added += _insert_metrics(con, rows if new_count == rows.num_rows
-                                 else rows.filter(is_new), check_present=False)
+        added += insert_metrics(con, (rows if new_count == rows.num_rows
+                                      else rows.filter(is_new)).drop_columns(["_new"]),
+                                skip_stored=False)
     if some_present and new_count < rows.num_rows:
-        added += _insert_metrics(con, rows.filter(pc.invert(is_new)), check_present=True)
+        added += insert_metrics(con, rows.filter(pc.invert(is_new)).drop_columns(["_new"]),
+                                skip_stored=True)
     return added
-
-
-def _insert_metrics(con, rows: pa.Table, check_present: bool) -> int:
-    """Insert (run_id, name, value) rows; with check_present, only those not stored yet."""
-    con.register("_gpudb_metrics", rows.drop_columns(["_new"]))
-    try:
-        sql = ("INSERT INTO metric (run_id, idx, name, value) SELECT m.run_id, NULL, m.name, "
-               "m.value FROM _gpudb_metrics AS m")
-        if check_present:
-            sql += (" WHERE NOT EXISTS (SELECT 1 FROM metric AS e WHERE e.run_id = m.run_id "
-                    "AND e.idx IS NULL AND e.name = m.name)")
-        return first_row(con.execute(sql))[0]
-    finally:
-        con.unregister("_gpudb_metrics")
 
 
 def _write(con, mapping, staged, exp_id, exp_name, now, version) -> None:
@@ -420,33 +399,23 @@ def _write(con, mapping, staged, exp_id, exp_name, now, version) -> None:
 
 
 def _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host) -> None:
-    con.execute("BEGIN TRANSACTION")
-    try:
-        _ensure_reference_rows(con, mapping, exp_id, exp_name, now)
+    with atomic(con):
+        _ensure_reference_rows(con, mapping, exp_name, now)
+        suite = sql_str(mapping.suite)
         for report, stage, view in staged:
-            con.execute(
-                "INSERT INTO kernel (kernel_id, name, suite, category, description, spec) "
-                "SELECT DISTINCT kernel_id, substr(kernel_id, length(?) + 2), ?, NULL, "
-                f"'measured kernel', NULL FROM {stage.runs} "
-                "WHERE kernel_id NOT IN (SELECT kernel_id FROM kernel)",
-                [mapping.suite, mapping.suite])
-            con.execute(
-                "INSERT INTO pstate SELECT gpu_id, domain, freq_mhz, NULL FROM ("
-                f"SELECT DISTINCT gpu_id, 'core' AS domain, core_mhz AS freq_mhz FROM {stage.runs} "
-                f"UNION SELECT DISTINCT gpu_id, 'mem', mem_mhz FROM {stage.runs}) AS f "
-                "WHERE NOT EXISTS (SELECT 1 FROM pstate AS p WHERE "
-                "p.gpu_id = f.gpu_id AND p.domain = f.domain AND p.freq_mhz = f.freq_mhz)")
+            insert_missing(con, "kernel", (
+                f"SELECT DISTINCT kernel_id, substr(kernel_id, length({suite}) + 2) AS name, "
+                f"{suite} AS suite, 'measured kernel' AS description FROM {stage.runs}"))
+            insert_missing(con, "pstate", (
+                f"SELECT DISTINCT gpu_id, 'core' AS domain, core_mhz AS freq_mhz FROM "
+                f"{stage.runs} UNION SELECT DISTINCT gpu_id, 'mem', mem_mhz FROM {stage.runs}"))
             # Runs the database already has (usually none) keep their row; only their new
             # metrics are added.
             con.execute("CREATE OR REPLACE TEMP TABLE _gpudb_present AS SELECT run_id FROM "
                         f"{stage.runs} WHERE run_id IN (SELECT run_id FROM run)")
-            present = first_row(con.execute("SELECT count(*) FROM _gpudb_present"))[0]
-            added = first_row(con.execute(
-                f"INSERT INTO run SELECT {', '.join(RUN_COLUMNS)} FROM {stage.runs}"
-                + (" WHERE run_id NOT IN (SELECT run_id FROM _gpudb_present)" if present
-                   else "")))[0]
-            report.runs_added = added
-            report.runs_present = report.rows - added
+            report.runs_added = insert_runs(
+                con, f"SELECT {', '.join(RUN_COLUMNS)} FROM {stage.runs}").runs
+            report.runs_present = report.rows - report.runs_added
             if stage.metric_columns:
                 report.metrics_added = _write_metrics(con, mapping, stage, view,
                                                       report.runs_present > 0)
@@ -456,7 +425,3 @@ def _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host)
                 [stage.sha256, stage.path.name, mapping.sha256, exp_id, report.rows,
                  report.runs_added, report.metrics_added, user, host, now, version])
         con.execute("DROP TABLE IF EXISTS _gpudb_present")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise

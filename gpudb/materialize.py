@@ -12,7 +12,7 @@ import json
 
 import duckdb
 
-from gpudb.db import first_row
+from gpudb.db import atomic, first_row
 
 TABLE = "prediction_materialized"
 _META_KEY = "prediction_materialized"
@@ -31,16 +31,11 @@ def fingerprint(con: duckdb.DuckDBPyConnection) -> dict:
 
 def materialize(con: duckdb.DuckDBPyConnection) -> int:
     """Replace the materialised table with the current view; returns its row count."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with atomic(con):
         con.execute(f"CREATE OR REPLACE TABLE {TABLE} AS SELECT * FROM prediction")
         rows = first_row(con.execute(f"SELECT count(*) FROM {TABLE}"))[0]
         con.execute("INSERT OR REPLACE INTO gpudb_meta VALUES (?, ?)",
                     [_META_KEY, json.dumps(fingerprint(con))])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return rows
 
 

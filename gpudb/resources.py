@@ -1,8 +1,9 @@
-"""Where the SQL files and shipped fixtures live, installed or in a source checkout.
+"""Where gpudb's SQL files and shipped ingest mappings live, installed or in a source checkout.
 
 A wheel carries the top-level ``schema/``, ``queries/`` and ``fixtures/mappings`` folders as
 ``gpudb/_data/...`` (see pyproject.toml); an editable install or a plain checkout has them
-beside the package. Both are found through :mod:`importlib.resources`.
+beside the package. Both are found through :mod:`importlib.resources`. The simulator's GPU and
+suite fixtures are sim's own (:func:`sim.config.fixture_dir`).
 """
 
 from __future__ import annotations

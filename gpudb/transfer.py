@@ -1,8 +1,9 @@
 """Moving runs between databases: Parquet export, and merge from another .duckdb file or export.
 
 A merge source is opened read-only with ``trusted=False`` (external access off, configuration
-locked) because a teammate's file may hold views or macros that read or write files. Runs are
-matched by ``run_id`` (a content hash), so merging the same source twice adds nothing.
+locked) because a teammate's file may hold views or macros that read or write files. Its rows
+are written through gpudb.runs like every other run: runs are matched by ``run_id`` (a content
+hash), so merging the same source twice adds nothing and a run already here is never changed.
 """
 
 from __future__ import annotations
@@ -17,22 +18,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gpudb.db import GpudbError, connect, first_row, schema_version
+from gpudb.db import GpudbError, atomic, connect, first_row, schema_version
+from gpudb.runs import insert_missing, insert_runs
 
 # Tables in dependency order: referenced rows first.
 TABLES = ("gpu", "pstate", "kernel", "experiment", "ingest_file", "run", "interval", "metric")
-
-# Key columns of each table: a source row whose key is already present is not copied.
-_KEYS = {
-    "gpu": ("gpu_id",),
-    "pstate": ("gpu_id", "domain", "freq_mhz"),
-    "kernel": ("kernel_id",),
-    "experiment": ("experiment_id",),
-    "ingest_file": ("file_sha256",),
-    "run": ("run_id",),
-    "interval": ("run_id", "idx"),
-    "metric": ("run_id", "idx", "name"),
-}
 
 
 def export(con: duckdb.DuckDBPyConnection, directory: str | Path) -> dict[str, int]:
@@ -73,12 +63,6 @@ class MergeReport:
     rows_added: dict[str, int] = field(default_factory=dict)
 
 
-def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
-    return [r[0] for r in con.execute(
-        "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' "
-        "AND database_name = current_database() ORDER BY column_index", [table]).fetchall()]
-
-
 def _read_source(source: Path) -> dict[str, pa.Table]:
     """The source's tables as Arrow tables (a locked-down database, or a Parquet export)."""
     if source.is_dir():
@@ -108,8 +92,8 @@ def _read_source(source: Path) -> dict[str, pa.Table]:
 
 def merge(con: duckdb.DuckDBPyConnection, source: str | Path) -> MergeReport:
     """Copy into `con` the runs of another gpudb file or export that it lacks (by run_id),
-    with their intervals, metrics and the GPU, kernel, experiment and provenance rows they
-    refer to; all in one transaction."""
+    with their intervals, the metrics it lacks and the GPU, kernel, experiment and provenance
+    rows they refer to; all in one transaction."""
     source = Path(source)
     tables = _read_source(source)
     report = MergeReport(str(source))
@@ -118,34 +102,21 @@ def merge(con: duckdb.DuckDBPyConnection, source: str | Path) -> MergeReport:
     present = first_row(con.execute(
         "SELECT count(DISTINCT s.run_id) FROM _gpudb_src_run_ids AS s "
         "JOIN run AS r ON r.run_id = s.run_id"))[0]
-    con.execute("BEGIN TRANSACTION")
     try:
-        for table in TABLES:
-            if table not in tables:
-                continue
-            report.rows_added[table] = _merge_table(con, table, tables[table])
-        con.execute("COMMIT")
+        with atomic(con):
+            for table in ("gpu", "pstate", "kernel", "experiment", "ingest_file"):
+                if table in tables:
+                    report.rows_added[table] = insert_missing(con, table, tables[table])
+            written = insert_runs(con, tables["run"], tables.get("interval"))
+            report.rows_added["run"] = written.runs
+            if "interval" in tables:
+                report.rows_added["interval"] = written.intervals
+            if "metric" in tables:
+                report.rows_added["metric"] = insert_missing(con, "metric", tables["metric"])
     except duckdb.Error as exc:
-        con.execute("ROLLBACK")
         raise GpudbError(f"merge of {source} failed: {str(exc).splitlines()[0]}") from None
     finally:
         con.unregister("_gpudb_src_run_ids")
     report.runs_added = report.rows_added.get("run", 0)
     report.runs_skipped = present
     return report
-
-
-def _merge_table(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> int:
-    view = f"_gpudb_src_{table}"
-    con.register(view, data)
-    try:
-        ours = _columns(con, table)
-        theirs = set(data.column_names)
-        select = ", ".join(f"s.{c}" if c in theirs else "NULL" for c in ours)
-        match = " AND ".join(f"t.{k} IS NOT DISTINCT FROM s.{k}" for k in _KEYS[table])
-        return first_row(con.execute(
-            f"INSERT INTO {table} ({', '.join(ours)}) SELECT DISTINCT ON "
-            f"({', '.join('s.' + k for k in _KEYS[table])}) {select} FROM {view} AS s "
-            f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS t WHERE {match})"))[0]
-    finally:
-        con.unregister(view)

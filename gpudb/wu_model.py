@@ -12,8 +12,9 @@ modelled the same way from the runs' average power (section V-C).
 The model is stored as numbers in the tables of ``schema/0003_wu_model.sql`` (centroids,
 normalisation bounds, the networks' weights), never as pickled objects, so opening a file from
 elsewhere never runs code from it; the ``pred_wu`` view evaluates it in plain SQL for every base
-run, including kernels added after training. scikit-learn (the ``gpudb[ml]`` extra) is needed to
-train, not to predict.
+run, including kernels added after training. Several models (seeds, bases, cluster counts) stay
+stored side by side under their ids; view ``prediction`` takes each GPU's latest.
+scikit-learn (the ``gpudb[ml]`` extra) is needed to train, not to predict.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from gpudb.db import GpudbError, first_row
+from gpudb.db import GpudbError, atomic, first_row
 from gpudb.predictors import wu
 
 # Classifier inputs for simulated runs, computed by view wu_feature from interval counters:
-# analogues of paper 002 table II (see schema/views/pred_wu.sql for each one's definition).
+# analogues of paper 002 table II (see schema/views/41_wu_feature.sql for each one's definition).
 SIM_FEATURES = (
     "wu_alu_inst_frac", "wu_sfu_inst_frac", "wu_load_inst_frac", "wu_store_inst_frac",
     "wu_shared_inst_frac", "wu_alu_busy", "wu_sfu_busy", "wu_mem_unit_busy",
@@ -497,7 +498,9 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
         default (:func:`default_features`).
     power: also model average power (W), when every run has energy_j.
     The model id is a hash of all of these and of the runs trained on: training the same thing
-    again replaces the stored model with an identical one.
+    again replaces the stored model with an identical one, with a new created_at. Models with
+    other ids stay stored beside it; the latest per GPU (view ``wu_model_current``) is the one
+    view ``prediction`` and the accuracy queries use unless given ``-p model_id``.
     """
     started = time.perf_counter()
     if not 0 < train_fraction <= 1:
@@ -563,8 +566,7 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
         "oracle_time_mape_pct": oracle["time"], "oracle_power_mape_pct": oracle.get("power"),
     }
     tables = _tables(model_id, data, sets, train, train + validation, features, low, high)
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with atomic(con):
         _store(con, model_row, tables)
         rows = _kernel_errors(con, model_id)
         errors = {
@@ -577,10 +579,6 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
         con.execute("UPDATE wu_model SET val_time_mape_pct = ?, val_power_mape_pct = ?, "
                     "train_time_mape_pct = ?, train_power_mape_pct = ?, train_seconds = ? "
                     "WHERE model_id = ?", [*errors.values(), seconds, model_id])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     if not validation:
         notes.append("no validation kernels (train fraction 1): validation error undefined")
     return WuReport(

@@ -4,10 +4,27 @@
    Parameters: :granularity  'run' (default) or 'interval'
                :base_mhz     base core MHz (default: each GPU's highest core P-state)
                :gpu_id       one GPU (default: every GPU)
-               :suite        one kernel suite (default: every suite) */
-WITH scored AS (
+               :suite        one kernel suite (default: every suite)
+               :model_id     one stored wu model, as `gpudb train wu` prints it
+                             (default: each GPU's latest) */
+WITH wu_pick AS (
+    SELECT CASE WHEN CAST(:model_id AS TEXT) IS NULL
+                  OR CAST(:model_id AS TEXT) IN (SELECT model_id FROM wu_model)
+                THEN CAST(:model_id AS TEXT)
+                ELSE error('no wu model ''' || CAST(:model_id AS TEXT) || ''' (see table wu_model)')
+           END AS model_id
+),
+-- Wu et al.'s rows: view prediction's (each GPU's latest model), or those of -p model_id
+scaling_error AS (
+    SELECT * FROM core_scaling_error
+    WHERE predictor <> 'wu' OR (SELECT model_id FROM wu_pick) IS NULL
+    UNION ALL BY NAME
+    SELECT * EXCLUDE (model_id) FROM wu_core_scaling_error
+    WHERE model_id = CAST(:model_id AS TEXT)
+),
+scored AS (
     SELECT predictor, target_core_mhz, pe
-    FROM core_scaling_error
+    FROM scaling_error
     WHERE granularity = coalesce(CAST(:granularity AS TEXT), 'run')
       AND base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), top_core_mhz)
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))

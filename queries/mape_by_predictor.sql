@@ -23,7 +23,7 @@ scaling_error AS (
     WHERE predictor <> 'wu' OR (SELECT model_id FROM wu_pick) IS NULL
     UNION ALL BY NAME
     SELECT * EXCLUDE (model_id) FROM wu_core_scaling_error
-    WHERE model_id = (SELECT model_id FROM wu_pick)
+    WHERE model_id = CAST(:model_id AS TEXT)
 ),
 scored AS (
     SELECT predictor, target_core_mhz, target_mem_mhz, ape

@@ -3,8 +3,12 @@
    stored wu model trained at it: the mean absolute percentage error (%) and largest error of
    predicted time and average power from the base to every other setting (the base itself
    excluded, as in the paper), over the model's validation kernels (or its training kernels).
-   A setting no model was trained at has NULL errors; train one per base for the whole map.
+   By default each setting shows the latest model trained at it (created_at), so after
+   `gpudb train wu --base all` the rows are the heat map; a setting no model was trained at
+   has NULL errors.
    Parameters: :gpu_id  one GPU (default: every GPU);
+               :model_id  one stored model (its id, as `gpudb train wu` prints it), or 'all'
+                          for every stored model (default: the latest at each base setting);
                :clusters  only models with this many clusters per set (default: all);
                :seed  only models trained with this seed (default: all);
                :split  'validation' (default) or 'training'. */
@@ -22,12 +26,26 @@ setting AS (
     WHERE r.policy = 'fixed'
       AND (CAST(:gpu_id AS TEXT) IS NULL OR r.gpu_id = CAST(:gpu_id AS TEXT))
 ),
+pick AS (
+    SELECT CASE WHEN CAST(:model_id AS TEXT) IS NULL OR CAST(:model_id AS TEXT) = 'all'
+                  OR CAST(:model_id AS TEXT) IN (SELECT model_id FROM wu_model)
+                THEN CAST(:model_id AS TEXT)
+                ELSE error('no wu model ''' || CAST(:model_id AS TEXT) || ''' (see table wu_model)')
+           END AS model_id
+),
 model AS (
     SELECT m.*
     FROM wu_model AS m
     WHERE (CAST(:gpu_id AS TEXT) IS NULL OR m.gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:clusters AS INTEGER) IS NULL OR m.clusters = CAST(:clusters AS INTEGER))
       AND (CAST(:seed AS BIGINT) IS NULL OR m.seed = CAST(:seed AS BIGINT))
+      AND coalesce((SELECT model_id FROM pick) IN ('all', m.model_id), true)
+    -- no model_id: the latest at each base setting, ties to the greater id (view
+    -- wu_model_current's rule, per base setting instead of per GPU)
+    QUALIFY (SELECT model_id FROM pick) IS NOT NULL
+         OR row_number() OVER (PARTITION BY m.gpu_id, m.base_n_sm, m.base_core_mhz,
+                                            m.base_mem_mhz
+                               ORDER BY m.created_at DESC, m.model_id DESC) = 1
 ),
 actual AS (
     SELECT gpu_id, kernel_id, n_sm, core_mhz, mem_mhz,

@@ -1,8 +1,10 @@
 """sim: a numba, cycle-level abstract model of a Fermi-like GPGPU (DESIGN.md section 4).
 
-Public entry points: :func:`sim.model.simulate` and :class:`sim.model.Simulation` (closed loop),
-:func:`sim.sweep.sweep` (into a gpudb database), :mod:`sim.bench`, and the loaders in
-:mod:`sim.config`.
+A pure library that never imports gpudb: configs in, Arrow runs and intervals out. Public entry
+points: the loaders in :mod:`sim.config`, :func:`sim.model.simulate` and
+:class:`sim.model.Simulation` (closed loop), :func:`sim.sweep.plan` and
+:func:`sim.sweep.simulate_tasks` (a sweep, in worker processes), and :mod:`sim.bench`. Storing
+runs is gpudb's business (gpudb.sweep, gpudb.runs).
 """
 
 # Part of every run_id: bump it whenever a change alters simulated results, so a sweep into an

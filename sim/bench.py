@@ -47,7 +47,7 @@ def sim_speed(gpu: str = "gtx480", suite: str = "default",
     simulate(g, tiny, n_sm=2, interval_instructions=200)       # warm-up: load the jit cache
     rows = []
     for case, name in (kernels or BENCH_KERNELS).items():
-        seconds, result = _timed(lambda: simulate(g, s.kernel(name)))
+        seconds, result = _timed(lambda name=name: simulate(g, s.kernel(name)))
         n = int(result.run["instructions"])
         rows.append({"case": case, "kernel": f"{s.name}/{name}", "instructions": n,
                      "seconds": seconds, "warp_instructions_per_s": n / seconds})

@@ -1,7 +1,7 @@
 """GPU configurations (fixtures/gpus/*.toml) and kernel suites (fixtures/suites/*.toml).
 
-Both are found by name in the shipped fixture folders (a source checkout or an installed
-wheel, through :func:`gpudb.resources.resource_dir`) or by path. Loading validates everything
+Both are found by name in the shipped fixture folders (:func:`fixture_dir`: a source checkout
+or an installed wheel) or by path. Loading validates everything
 and raises :class:`ConfigError` naming the file, the kernel and the field, so a bad fixture
 never reaches the jitted model.
 
@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import tomllib
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -133,9 +134,20 @@ class Suite:
                           f"(have: {', '.join(k.name for k in self.kernels)})")
 
 
-def _fixture_dir(kind: str) -> Path:
-    from gpudb.resources import resource_dir
-    return resource_dir(f"fixtures/{kind}")
+def fixture_dir(kind: str) -> Path:
+    """Folder of the shipped fixtures of a kind, 'gpus' or 'suites'.
+
+    A wheel carries the top-level ``fixtures/<kind>`` as ``sim/_data/fixtures/<kind>`` (see
+    pyproject.toml); a checkout or an editable install has it beside the package.
+    """
+    package = files("sim")
+    bundled = package / "_data" / "fixtures" / kind
+    if bundled.is_dir():
+        return Path(str(bundled))
+    checkout = Path(str(package)).parent / "fixtures" / kind
+    if checkout.is_dir():
+        return checkout
+    raise ConfigError(f"fixture folder fixtures/{kind} not found (broken installation?)")
 
 
 def _resolve(name_or_path: str | Path, kind: str) -> Path:
@@ -145,7 +157,7 @@ def _resolve(name_or_path: str | Path, kind: str) -> Path:
         if not path.is_file():
             raise ConfigError(f"{text}: no such {kind[:-1]} file")
         return path
-    candidate = _fixture_dir(kind) / f"{text}.toml"
+    candidate = fixture_dir(kind) / f"{text}.toml"
     if not candidate.is_file():
         raise ConfigError(f"no {kind[:-1]} named {text!r} (known: {', '.join(available(kind))})")
     return candidate
@@ -153,7 +165,7 @@ def _resolve(name_or_path: str | Path, kind: str) -> Path:
 
 def available(kind: str) -> list[str]:
     """Names of the shipped fixtures of a kind: 'gpus' or 'suites'."""
-    return sorted(p.stem for p in _fixture_dir(kind).glob("*.toml"))
+    return sorted(p.stem for p in fixture_dir(kind).glob("*.toml"))
 
 
 def _read(path: Path) -> dict:

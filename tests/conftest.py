@@ -137,7 +137,7 @@ def query_db(tmp_path_factory) -> Path:
     from gpudb.control.results import evaluate
     from gpudb.ingest import ingest
     from gpudb.mapping import load_mapping
-    from sim.sweep import sweep
+    from gpudb.sweep import sweep
 
     tmp = tmp_path_factory.mktemp("query_db")
     (tmp / "tiny.csv").write_text(TINY_CSV)

@@ -218,7 +218,7 @@ def sim_db(tmp_path_factory):
     """Two tiny synthetic kernels swept over every gtx480 core P-state, closed-loop runs of
     the papers' CRISP controller and of gpudb's guarded one, and every replay."""
     from gpudb.control.closed_loop import run_closed_loop
-    from sim.sweep import sweep
+    from gpudb.sweep import sweep
 
     tmp = tmp_path_factory.mktemp("control")
     suite = tmp / "ctltiny.toml"
@@ -236,7 +236,8 @@ def sim_db(tmp_path_factory):
 
 
 def test_closed_loop_controller_predicts_as_the_prediction_view(sim_db):
-    from gpudb.control.closed_loop import PREDICTORS, miss_latency_ns, predict_times
+    from gpudb.control.closed_loop import miss_latency_ns, predict_times
+    from gpudb.predictors import names as predictor_names
     from sim.config import load_gpu
 
     gpu = load_gpu("gtx480")
@@ -247,7 +248,7 @@ def test_closed_loop_controller_predicts_as_the_prediction_view(sim_db):
     names = [d[0] for d in row_cur.description]
     row = dict(zip(names, row_cur.fetchall()[0]))
     targets = np.array(gpu.core_mhz)
-    for predictor in PREDICTORS:
+    for predictor in predictor_names(replayable=True):
         expected = [r[0] for r in con.execute(
             "SELECT predicted_ns FROM prediction WHERE run_id = ? AND granularity = 'interval' "
             "AND sample_idx = 2 AND predictor = ? ORDER BY target_core_mhz",

@@ -11,9 +11,9 @@ import pytest
 import gpudb
 from gpudb.predictors.crisp import predict_crisp
 from gpudb.predictors.crisp_gpudb import predict_crisp_gpudb
+from gpudb.runs import ensure_experiment, ensure_gpu, ensure_kernels, write_run
 from sim.config import kernel_from_table, load_gpu
 from sim.model import simulate
-from sim.sweep import ensure_experiment, ensure_gpu, ensure_kernels, write_run
 
 
 def test_downward_is_paper_000_eq_3_to_5():

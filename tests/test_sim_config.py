@@ -4,10 +4,8 @@ import re
 
 import pytest
 
-from sim.config import ConfigError, available, kernel_from_table, load_gpu, load_suite
+from sim.config import ConfigError, available, fixture_dir, kernel_from_table, load_gpu, load_suite
 from sim.model import DEFAULT_INTERVAL_INSTRUCTIONS
-
-from gpudb.resources import resource_dir
 
 
 def test_gtx480_pstates_follow_paper_000():
@@ -34,7 +32,7 @@ def test_gtx980_grid_and_hd7970_cus():
 
 @pytest.mark.parametrize("name", available("gpus"))
 def test_every_gpu_parameter_has_a_comment(name):
-    text = (resource_dir("fixtures/gpus") / f"{name}.toml").read_text()
+    text = (fixture_dir("gpus") / f"{name}.toml").read_text()
     for line in text.splitlines():
         key = re.match(r"^\s*([a-z_0-9]+)\s*=", line)
         if key and key.group(1) not in ("name", "description"):

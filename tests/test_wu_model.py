@@ -307,6 +307,151 @@ def test_stored_query_and_validation_table_agree_with_the_report(toy_db):
     con.close()
 
 
+def add_pstates(con) -> None:
+    """The toy GPU's core P-states, which the accuracy queries take their default base from."""
+    con.execute("INSERT INTO pstate (gpu_id, domain, freq_mhz) "
+                "SELECT 'toy', 'core', f FROM (VALUES (500.0), (1000.0)) AS v(f)")
+
+
+def wu_rows(con, model_id: str | None = None) -> list[tuple]:
+    """(run, target, predicted ns, in_training) of pred_wu for a model, or of prediction."""
+    columns = ("run_id, target_n_sm, target_core_mhz, target_mem_mhz, predicted_ns, "
+               "in_training")
+    if model_id is None:
+        sql = f"SELECT {columns} FROM prediction WHERE predictor = 'wu' ORDER BY ALL"
+        return con.execute(sql).fetchall()
+    sql = f"SELECT {columns} FROM pred_wu WHERE model_id = ? ORDER BY ALL"
+    return con.execute(sql, [model_id]).fetchall()
+
+
+def wu_core_errors(con, model_id: str) -> tuple[float, float]:
+    """Mean signed and mean absolute percentage error of a model's validation kernels from
+    the base (4 SMs, 1000 MHz core, 1600 MHz memory) to 500 MHz core, against the toy times:
+    the wu rows of error_by_target and mape_by_predictor."""
+    rows = con.execute("SELECT kernel_id, predicted_ns FROM pred_wu WHERE model_id = ? AND "
+                       "NOT in_training AND target_n_sm = 4 AND target_core_mhz = 500 AND "
+                       "target_mem_mhz = 1600", [model_id]).fetchall()
+    actual = {k: toy_time_ns(k.removeprefix("toy/"), 4, 500.0, 1600.0) for k, _ in rows}
+    errors = [100.0 * (ns - actual[k]) / actual[k] for k, ns in rows]
+    assert len(errors) == 3
+    return sum(errors) / 3, sum(abs(e) for e in errors) / 3
+
+
+def test_prediction_and_the_queries_take_the_latest_model_or_the_one_named(toy_db):
+    con = gpudb.connect(toy_db)
+    add_pstates(con)
+    first = train_wu(con, "toy", seed=1, clusters=2, train_fraction=0.5)
+    second = train_wu(con, "toy", seed=2, clusters=2, train_fraction=0.5)
+    assert first.model_id != second.model_id
+    assert sorted(first.validation_kernels) != sorted(second.validation_kernels)
+    assert sorted(con.execute("SELECT model_id FROM wu_model").fetchall()) == sorted(
+        [(first.model_id,), (second.model_id,)])
+    assert con.execute("SELECT gpu_id, model_id FROM wu_model_current").fetchall() == [
+        ("toy", second.model_id)]
+    # pred_wu keeps both; prediction only the latest's 6 kernels x 8 targets
+    assert con.execute("SELECT model_id, count(*) FROM pred_wu GROUP BY ALL ORDER BY ALL"
+                       ).fetchall() == sorted([(first.model_id, 48), (second.model_id, 48)])
+    latest = wu_rows(con)
+    assert len(latest) == 48 and latest == wu_rows(con, second.model_id)
+    assert latest != wu_rows(con, first.model_id)
+
+    # wu_error_by_base: the latest by default, the one named with -p model_id
+    def by_base(**params):
+        columns, rows = run_query(con, "wu_error_by_base", {"gpu_id": "toy", **params})
+        return [dict(zip(columns, r, strict=True)) for r in rows if r[columns.index("model_id")]]
+
+    [row] = by_base()
+    assert row["model_id"] == second.model_id and row["seed"] == 2
+    assert row["time_mape_pct"] == pytest.approx(second.val_time_mape_pct)
+    [row] = by_base(model_id=first.model_id)
+    assert row["model_id"] == first.model_id and row["seed"] == 1
+    assert row["time_mape_pct"] == pytest.approx(first.val_time_mape_pct)
+    assert row["power_mape_pct"] == pytest.approx(first.val_power_mape_pct)
+    assert abs(first.val_time_mape_pct - second.val_time_mape_pct) > 1.0
+    assert {r["model_id"] for r in by_base(model_id="all")} == {first.model_id,
+                                                                second.model_id}
+
+    # the accuracy queries: wu's MAPE from the top core P-state is the chosen model's
+    def wu_mape(**params):
+        columns, rows = run_query(con, "mape_by_predictor", {"gpu_id": "toy", **params})
+        overall = [dict(zip(columns, r, strict=True)) for r in rows
+                   if r[0] == "wu" and r[columns.index("target_core_mhz")] is None]
+        assert len(overall) == 1 and overall[0]["n"] == 3
+        return overall[0]["mape_pct"]
+
+    signed = {m: wu_core_errors(con, m)[0] for m in (first.model_id, second.model_id)}
+    expected = {m: wu_core_errors(con, m)[1] for m in (first.model_id, second.model_id)}
+    assert abs(expected[first.model_id] - expected[second.model_id]) > 1.0
+    assert wu_mape() == pytest.approx(expected[second.model_id])
+    assert wu_mape(model_id=second.model_id) == pytest.approx(expected[second.model_id])
+    assert wu_mape(model_id=first.model_id) == pytest.approx(expected[first.model_id])
+    columns, rows = run_query(con, "error_by_target", {"model_id": first.model_id})
+    [wu_row] = [dict(zip(columns, r, strict=True)) for r in rows if r[0] == "wu"]
+    assert wu_row["n"] == 3
+    assert wu_row["mean_error_pct"] == pytest.approx(signed[first.model_id])
+    columns, rows = run_query(con, "mape_by_kernel", {"model_id": first.model_id})
+    assert sorted(r[1] for r in rows if r[columns.index("wu_pct")] is not None) == sorted(
+        first.validation_kernels)
+    # the other predictors do not depend on the model chosen
+    columns, a = run_query(con, "mape_by_kernel", {})
+    columns, b = run_query(con, "mape_by_kernel", {"model_id": first.model_id})
+    wu_pct = columns.index("wu_pct")
+    assert [r[:wu_pct] for r in a] == [r[:wu_pct] for r in b]
+    for name in ("mape_by_predictor", "mape_by_kernel", "error_by_target", "wu_error_by_base"):
+        with pytest.raises(GpudbError, match="no wu model 'nope'"):
+            run_query(con, name, {"model_id": "nope"})
+
+    # retraining the first model (same id) makes it the latest again; equal times go to the
+    # greater id
+    again = train_wu(con, "toy", seed=1, clusters=2, train_fraction=0.5)
+    assert again.model_id == first.model_id
+    assert con.execute("SELECT model_id FROM wu_model_current").fetchall() == [
+        (first.model_id,)]
+    assert wu_rows(con) == wu_rows(con, first.model_id)
+    assert wu_mape() == pytest.approx(expected[first.model_id])
+    con.execute("UPDATE wu_model SET created_at = TIMESTAMPTZ '2025-01-01 00:00:00+00'")
+    assert con.execute("SELECT model_id FROM wu_model_current").fetchall() == [
+        (max(first.model_id, second.model_id),)]
+    con.close()
+
+
+def test_train_command_prints_the_stored_model_id(toy_db):
+    from click.testing import CliRunner
+
+    from gpudb.cli import cli
+
+    def gpudb_cli(*args):
+        result = CliRunner().invoke(cli, ["--db", str(toy_db), *args])
+        assert result.exit_code == 0, result.output
+        return result
+
+    out = gpudb_cli("train", "wu", "--gpu", "toy", "--seed", "1", "--clusters", "2",
+                    "--train-fraction", "0.5").stdout
+    con = gpudb.connect(toy_db, read_only=True)
+    [(first,)] = con.execute("SELECT model_id FROM wu_model").fetchall()
+    con.close()
+    assert out.splitlines()[0] == f"model_id {first}" and len(first) == 16
+    assert f"wu model {first} for toy" in out
+    # csv: the table alone on stdout, the id on stderr
+    result = gpudb_cli("train", "wu", "--gpu", "toy", "--seed", "2", "--clusters", "2",
+                       "--train-fraction", "0.5", "--format", "csv")
+    assert result.stdout.splitlines()[0].startswith("kernel_id,split,targets")
+    con = gpudb.connect(toy_db, read_only=True)
+    [(second,)] = con.execute("SELECT model_id FROM wu_model WHERE model_id <> ?",
+                              [first]).fetchall()
+    stored = dict(con.execute("SELECT model_id, val_time_mape_pct FROM wu_model").fetchall())
+    con.close()
+    assert result.stderr.splitlines()[0] == f"model_id {second}"
+    # the first one's errors through `gpudb query -p model_id`, the latest's without
+    for params, model_id in (([], second), (["-p", "model_id", first], first)):
+        rows = json.loads(gpudb_cli("query", "wu_error_by_base", *params, "--format",
+                                    "json").stdout)
+        [row] = [r for r in rows if r["model_id"]]
+        assert row["model_id"] == model_id
+        assert row["time_mape_pct"] == pytest.approx(stored[model_id])
+    assert "-p model_id" in gpudb_cli("train", "wu", "--help").stdout
+
+
 def test_new_kernels_are_predicted_and_runs_without_features_give_null(toy_db, tmp_path):
     con = gpudb.connect(toy_db)
     report = train_wu(con, "toy", seed=0, clusters=2, train_fraction=1.0)
@@ -381,20 +526,25 @@ def test_a_model_per_base_fills_the_heat_map(toy_db):
     columns, heat = run_query(con, "wu_error_by_base", {"gpu_id": "toy", "clusters": "2"})
     assert len(heat) == 8
     assert all(r[columns.index("time_mape_pct")] is not None for r in heat)
+    # another seed at one base: that cell shows it (the latest there), the others keep theirs
+    trained = {tuple(r[:3]): r[4] for r in rows}   # train_many: base setting, clusters, id
+    other = train_wu(con, "toy", base=(2, 500, 800), seed=9, clusters=2)
+    columns, heat = run_query(con, "wu_error_by_base", {"gpu_id": "toy"})
+    shown = {tuple(r[1:4]): r[columns.index("model_id")] for r in heat}
+    assert shown == {**trained, (2, 500.0, 800.0): other.model_id}
+    columns, heat = run_query(con, "wu_error_by_base", {"gpu_id": "toy", "model_id": "all"})
+    assert len(heat) == 9
+    # the GPU's latest model is the one view prediction holds
+    assert con.execute("SELECT DISTINCT base_n_sm, base_core_mhz, base_mem_mhz FROM prediction "
+                       "WHERE predictor = 'wu'").fetchall() == [(2, 500.0, 800.0)]
     con.close()
     assert parse_base("32,1000,1375") == (32, 1000.0, 1375.0) and parse_base(None) is None
     with pytest.raises(GpudbError, match="SMS,CORE_MHZ,MEM_MHZ"):
         parse_base("32,1000")
 
 
-def test_predict_wu_sql_function(db_path, monkeypatch):
-    # the entry gpudb/udfs.py carries (added here when the checkout does not have it yet)
-    from gpudb import udfs
-
-    if not any(u.name == "predict_wu" for u in udfs.UDFS):
-        monkeypatch.setattr(udfs, "UDFS", udfs.UDFS + (udfs.Udf(
-            "predict_wu", wu.predict_wu_arrow, ("DOUBLE", "DOUBLE[]", "DOUBLE[]"), "DOUBLE",
-            "predict_wu(base_value, up_scaling, down_scaling): paper 002 eq. 1"),))
+def test_predict_wu_sql_function(db_path):
+    # one of the SQL functions gpudb registers on every connection it opens
     con = gpudb.connect(db_path)
     rows = con.execute(
         "SELECT predict_wu(b, u, d) FROM (VALUES (10.0, [0.5, 0.8], []), (10.0, [], [0.25]), "
@@ -406,7 +556,7 @@ def test_predict_wu_sql_function(db_path, monkeypatch):
 @pytest.mark.slow
 def test_simulated_hd7970_grid_feeds_the_table_ii_features(db_path):
     # 4 kernels x 2 CU counts x 2 engine x 2 memory settings of the simulator (~30 s)
-    sweep = pytest.importorskip("sim.sweep")
+    sweep = pytest.importorskip("gpudb.sweep")
     kernels = ["compute_fma", "mem_stream", "cache_reuse", "unsat_small_grid"]
     sweep.sweep(db_path, "hd7970", "default", kernels=kernels, core_mhz=[400.0, 1000.0],
                 mem_mhz=[475.0, 1375.0], sms=[8, 32])

@@ -17,15 +17,9 @@ import numpy as np
 
 from gpudb.control.energy import objective_scores, predict_energy
 from gpudb.control.guard import GUARDED, PAPER, Guard, GuardState, decide
-from gpudb.predictors import ANALYTIC
-from gpudb.predictors.crisp import predict_crisp
-from gpudb.predictors.crisp_gpudb import predict_crisp_gpudb
-from gpudb.predictors.critbw import predict_critbw
-from gpudb.predictors.linear import predict_linear
+from gpudb.predictors import get, names
 from sim.config import GpuConfig
 from sim.model import Setting
-
-PREDICTORS = ANALYTIC
 
 
 def miss_latency_ns(gpu: GpuConfig) -> float:
@@ -36,43 +30,40 @@ def miss_latency_ns(gpu: GpuConfig) -> float:
             + memory["dram_latency_mem_cycles"] * 1000.0 / gpu.nominal_mem_mhz)
 
 
+def sample_columns(row: dict, miss_latency: float) -> dict[str, float]:
+    """The ``sample`` view's predictor inputs (schema/views/20_sample.sql, per_interval) for
+    one interval's counters; t_ns without the switch that opened the interval."""
+    ns = 1000.0 / row["core_mhz"]
+    # gpudb's slot counters are per SM that had work, as the sample view takes them
+    active_ns = ns / (1.0 - row["sm_empty_cycles"] / row["cycles"])
+    return {
+        "t_ns": row["time_ns"] - row["switch_ns"],
+        "stall_ns": row["stall_cycles"] * ns,
+        "lead_ns": row["leading_load_cycles"] * ns,
+        "miss_ns": row["miss_contributors"] * miss_latency,
+        "crit_ns": row["crit_path_cycles"] * ns,
+        "crisp_lcp_ns": row["crisp_lcp_cycles"] * ns,
+        "crisp_lcp_comp_ns": (row["crisp_lcp_cycles"] - row["crisp_load_stall_cycles"]) * ns,
+        "crisp_store_stall_ns": row["crisp_store_stall_cycles"] * ns,
+        "crispl_lcp_ns": row["load_outstanding_cycles"] * ns,
+        "crispl_lcp_comp_ns": row["load_overlap_compute_cycles"] * ns,
+        "dram_min_ns": row["dram_min_ns"],
+        "memory_min_ns": max(row["dram_min_ns"], row["mshr_min_ns"],
+                             row["store_queue_min_ns"]),
+        "prefetch_stall_ns": row["prefetch_stall_cycles"] * ns,
+        "crisp_slot_lcp_ns": row["crisp_slot_lcp_cycles"] * active_ns,
+        "crisp_slot_load_stall_ns": row["crisp_slot_load_stall_cycles"] * active_ns,
+        "crisp_slot_store_stall_ns": row["crisp_slot_store_stall_cycles"] * active_ns,
+        "crispl_slot_lcp_ns": row["load_outstanding_cycles"] * active_ns,
+    }
+
+
 def predict_times(predictor: str, row: dict, targets_mhz: np.ndarray,
                   miss_latency: float) -> np.ndarray:
-    """Predicted time (ns) of the interval in `row` at each target core MHz."""
-    ns = 1000.0 / row["core_mhz"]
-    t = np.full(len(targets_mhz), row["time_ns"] - row["switch_ns"])
+    """Predicted time (ns) of the interval in `row` at each target core MHz, by the
+    registered predictor's formula on the sample view's columns."""
     base = np.full(len(targets_mhz), row["core_mhz"])
-    if predictor == "proportional":
-        return predict_linear(t, 0.0, base, targets_mhz)
-    if predictor in ("stall", "lead", "crit"):
-        column = {"stall": "stall_cycles", "lead": "leading_load_cycles",
-                  "crit": "crit_path_cycles"}[predictor]
-        return predict_linear(t, row[column] * ns, base, targets_mhz)
-    if predictor == "miss":
-        return predict_linear(t, row["miss_contributors"] * miss_latency, base, targets_mhz)
-    if predictor == "critbw":
-        return predict_critbw(t, row["crit_path_cycles"] * ns,
-                              row["prefetch_stall_cycles"] * ns, row["dram_min_ns"], base,
-                              targets_mhz)
-    if predictor == "crisp":
-        return predict_crisp(t, row["crisp_lcp_cycles"] * ns,
-                             (row["crisp_lcp_cycles"] - row["crisp_load_stall_cycles"]) * ns,
-                             row["crisp_store_stall_cycles"] * ns, base, targets_mhz)
-    if predictor == "crispl":
-        return predict_crisp(t, row["load_outstanding_cycles"] * ns,
-                             row["load_overlap_compute_cycles"] * ns,
-                             row["crisp_store_stall_cycles"] * ns, base, targets_mhz)
-    if predictor in ("crisp_gpudb", "crispl_gpudb"):
-        # per SM that had work, as the sample view takes them
-        active_ns = ns / (1.0 - row["sm_empty_cycles"] / row["cycles"])
-        lcp = row["crisp_slot_lcp_cycles" if predictor == "crisp_gpudb"
-                  else "load_outstanding_cycles"]
-        return predict_crisp_gpudb(t, lcp * active_ns,
-                                   row["crisp_slot_load_stall_cycles"] * active_ns,
-                                   row["crisp_slot_store_stall_cycles"] * active_ns,
-                                   max(row["dram_min_ns"], row["mshr_min_ns"],
-                                       row["store_queue_min_ns"]), base, targets_mhz)
-    raise ValueError(f"unknown predictor {predictor!r} (known: {', '.join(PREDICTORS)})")
+    return get(predictor).predict(sample_columns(row, miss_latency), base, targets_mhz)
 
 
 class PredictorController:
@@ -81,8 +72,9 @@ class PredictorController:
 
     def __init__(self, gpu: GpuConfig, predictor: str, objective: str,
                  max_loss_pct: float = 1.0, guard: Guard = GUARDED):
-        if predictor not in PREDICTORS:
-            raise ValueError(f"unknown predictor {predictor!r} (known: {', '.join(PREDICTORS)})")
+        if predictor not in names(replayable=True):
+            raise ValueError(f"unknown predictor {predictor!r} (known: "
+                             f"{', '.join(names(replayable=True))})")
         objective_scores(objective, np.zeros(1), np.zeros(1), 0.0, 0.0)  # validates
         self.gpu = gpu
         self.predictor = predictor
@@ -131,11 +123,12 @@ def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, pr
                     interval_instructions: int | None = None, progress=None,
                     guard: Guard = GUARDED) -> list[dict]:
     """Run each kernel under the controller from the highest core P-state at the nominal
-    memory clock and store the runs (skipping those already stored); returns their rows."""
+    memory clock and store the runs through gpudb.runs (skipping those already stored);
+    returns their rows."""
     import gpudb
+    from gpudb.runs import ensure_experiment, ensure_gpu, ensure_kernels, write_run
     from sim.config import load_gpu, load_suite
     from sim.model import DEFAULT_INTERVAL_INSTRUCTIONS, Simulation, run_id
-    from sim.sweep import ensure_experiment, ensure_gpu, ensure_kernels, write_run
 
     g = load_gpu(gpu)
     s = load_suite(suite)

@@ -10,11 +10,13 @@ import pyarrow as pa
 
 from gpudb.control.guard import GUARDED, PAPER, Guard
 from gpudb.control.offline import POLICIES, PolicyResult, load_outcomes
-from gpudb.predictors import ANALYTIC
+from gpudb.db import atomic
+from gpudb.predictors import names
 from gpudb.queries import run_query
 
-# The predictors a replay can use: every pred_<name> view, and the oracle (actual outcomes).
-REPLAY_PREDICTORS = (*ANALYTIC, "oracle")
+# The predictors a replay can use: every registered predictor with a per-interval formula,
+# and the oracle (actual outcomes).
+REPLAY_PREDICTORS = (*names(replayable=True), "oracle")
 
 
 def guard_params(guard: Guard) -> dict[str, str]:
@@ -92,8 +94,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, predictors: Iterable[str],
     objective into control_result, in one transaction; returns the rows written."""
     written = 0
     predictors, guards = list(predictors), list(guards)
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with atomic(con):
         for objective in objectives:
             if progress:
                 progress(f"offline/{objective}")
@@ -106,8 +107,4 @@ def evaluate(con: duckdb.DuckDBPyConnection, predictors: Iterable[str],
                     written += store(con, replay(con, predictor, objective, max_loss_pct,
                                                  gpu_id, suite, guard),
                                      predictor, objective, max_loss_pct, guard.name)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return written

@@ -25,6 +25,9 @@ computation overlapped by any outstanding load as T_LCP^Comp.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
+
+from gpudb.predictors import Predictor, Udf, as_float64
 
 
 def predict_crisp(t_ns: np.ndarray, lcp_ns: np.ndarray, lcp_comp_ns: np.ndarray,
@@ -43,3 +46,30 @@ def predict_crisp(t_ns: np.ndarray, lcp_ns: np.ndarray, lcp_comp_ns: np.ndarray,
              + np.maximum(csp_comp_ns + csp_stall_ns, scale * csp_comp_ns))
     higher = lcp_ns + csp_stall_ns + csp_comp_ns * scale
     return np.where(target_mhz <= base_mhz, lower, higher)
+
+
+def _predict_crisp_udf(t_ns, lcp_ns, lcp_comp_ns, csp_stall_ns, base_mhz, target_mhz):
+    return pa.array(predict_crisp(*(as_float64(a) for a in (
+        t_ns, lcp_ns, lcp_comp_ns, csp_stall_ns, base_mhz, target_mhz))))
+
+
+UDFS = (Udf("predict_crisp", _predict_crisp_udf, ("DOUBLE",) * 6, "DOUBLE",
+            "predict_crisp(t_ns, lcp_ns, lcp_comp_ns, csp_stall_ns, base_mhz, target_mhz): "
+            "CRISP / CRISP-L runtime (ns), paper 000 eq. 3-5 and section 5.2"),)
+
+
+def crisp_sql(lcp: str, lcp_comp: str) -> str:
+    """Eq. 3-5 and the section 5.2 form in plain SQL over prediction_input."""
+    return f"""CASE WHEN target_core_mhz <= core_mhz THEN
+        greatest({lcp}, core_mhz / target_core_mhz * {lcp_comp})
+        + greatest(t_ns - {lcp}, core_mhz / target_core_mhz
+                   * (t_ns - {lcp} - crisp_store_stall_ns))
+        ELSE {lcp} + crisp_store_stall_ns
+             + (t_ns - {lcp} - crisp_store_stall_ns) * core_mhz / target_core_mhz END"""
+
+
+PREDICTOR = Predictor(
+    name="crisp", title="CRISP", paper="paper 000 eq. 3-5 (section 3), section 5.2", order=60,
+    inputs=("t_ns", "crisp_lcp_ns", "crisp_lcp_comp_ns", "crisp_store_stall_ns"),
+    formula=predict_crisp, plain_sql=crisp_sql("crisp_lcp_ns", "crisp_lcp_comp_ns"),
+    paper_000_mape_pct=4.0, paper_000_edp_saving_pct=10.7)

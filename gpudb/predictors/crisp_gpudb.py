@@ -43,6 +43,9 @@ CRISP-L (section 5.3) is the same function fed the load-outstanding time as T_LC
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
+
+from gpudb.predictors import Predictor, Udf, as_float64
 
 
 def predict_crisp_gpudb(t_ns: np.ndarray, lcp_ns: np.ndarray, load_stall_ns: np.ndarray,
@@ -63,3 +66,37 @@ def predict_crisp_gpudb(t_ns: np.ndarray, lcp_ns: np.ndarray, load_stall_ns: np.
     stalls_ns = load_stall_ns + store_stall_ns
     higher = np.maximum(memory_min_ns, stalls_ns + (t_ns - stalls_ns) * scale)
     return np.where(target_mhz <= base_mhz, lower, higher)
+
+
+def _predict_crisp_gpudb_udf(t_ns, lcp_ns, load_stall_ns, store_stall_ns, memory_min_ns,
+                             base_mhz, target_mhz):
+    return pa.array(predict_crisp_gpudb(*(as_float64(a) for a in (
+        t_ns, lcp_ns, load_stall_ns, store_stall_ns, memory_min_ns, base_mhz, target_mhz))))
+
+
+UDFS = (Udf("predict_crisp_gpudb", _predict_crisp_gpudb_udf, ("DOUBLE",) * 7, "DOUBLE",
+            "predict_crisp_gpudb(t_ns, lcp_ns, load_stall_ns, store_stall_ns, memory_min_ns, "
+            "base_mhz, target_mhz): gpudb's CRISP / CRISP-L runtime (ns), issue-slot stalls "
+            "and an upward form floored by the memory system's least time"),)
+
+
+def crisp_gpudb_sql(lcp: str) -> str:
+    """The formula in plain SQL over prediction_input; SQL's greatest() skips NULLs, so a
+    NULL input is made a NULL prediction explicitly, as the UDF does."""
+    return f"""CASE WHEN {lcp} IS NULL OR crisp_slot_load_stall_ns IS NULL
+        OR crisp_slot_store_stall_ns IS NULL OR memory_min_ns IS NULL THEN NULL
+    WHEN target_core_mhz <= core_mhz THEN
+        greatest({lcp}, core_mhz / target_core_mhz * ({lcp} - crisp_slot_load_stall_ns))
+        + greatest(t_ns - {lcp}, core_mhz / target_core_mhz
+                   * (t_ns - {lcp} - crisp_slot_store_stall_ns))
+    ELSE greatest(memory_min_ns, crisp_slot_load_stall_ns + crisp_slot_store_stall_ns
+                  + (t_ns - crisp_slot_load_stall_ns - crisp_slot_store_stall_ns)
+                  * core_mhz / target_core_mhz) END"""
+
+
+PREDICTOR = Predictor(
+    name="crisp_gpudb", title="CRISP (gpudb)",
+    paper="paper 000 eq. 3-5 on issue-slot counters; gpudb's upward form (README)", order=80,
+    inputs=("t_ns", "crisp_slot_lcp_ns", "crisp_slot_load_stall_ns",
+            "crisp_slot_store_stall_ns", "memory_min_ns"),
+    formula=predict_crisp_gpudb, plain_sql=crisp_gpudb_sql("crisp_slot_lcp_ns"))

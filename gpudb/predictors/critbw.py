@@ -14,6 +14,9 @@ and what the model adds over CRIT is the bandwidth bound T_memory^min.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
+
+from gpudb.predictors import Predictor, Udf, as_float64
 
 
 def predict_critbw(t_ns: np.ndarray, demand_ns: np.ndarray, prefetch_stall_ns: np.ndarray,
@@ -23,3 +26,20 @@ def predict_critbw(t_ns: np.ndarray, demand_ns: np.ndarray, prefetch_stall_ns: n
     cycle time scales as base_mhz / target_mhz."""
     compute_ns = t_ns - demand_ns - prefetch_stall_ns
     return np.maximum(memory_min_ns, compute_ns * (base_mhz / target_mhz) + demand_ns)
+
+
+def _predict_critbw_udf(t_ns, demand_ns, prefetch_stall_ns, memory_min_ns, base_mhz,
+                        target_mhz):
+    return pa.array(predict_critbw(*(as_float64(a) for a in (
+        t_ns, demand_ns, prefetch_stall_ns, memory_min_ns, base_mhz, target_mhz))))
+
+
+UDFS = (Udf("predict_critbw", _predict_critbw_udf, ("DOUBLE",) * 6, "DOUBLE",
+            "predict_critbw(t_ns, demand_ns, prefetch_stall_ns, memory_min_ns, base_mhz, "
+            "target_mhz): CRIT+BW runtime (ns), paper 004 eq. 2"),)
+
+PREDICTOR = Predictor(
+    name="critbw", title="CRIT+BW", paper="paper 004 eq. 2 (section 3.2)", order=50,
+    inputs=("t_ns", "crit_ns", "prefetch_stall_ns", "dram_min_ns"), formula=predict_critbw,
+    plain_sql="""greatest(dram_min_ns, (t_ns - crit_ns - prefetch_stall_ns)
+                          * core_mhz / target_core_mhz + crit_ns)""")

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from gpudb.predictors import Predictor, Udf
+
 
 def step_ratios(values: np.ndarray, axis: int) -> np.ndarray:
     """Scaling values along one axis of a grid (paper 002 section III-B): the value at each
@@ -191,3 +193,15 @@ def predict_wu_arrow(base_value: pa.Array, up_scaling: pa.Array,
         base_value = base_value.combine_chunks()
     base = base_value.to_numpy(zero_copy_only=False).astype(np.float64)
     return pa.array(scale_by_steps(base, *_flat(up_scaling), *_flat(down_scaling)))
+
+
+UDFS = (Udf("predict_wu", predict_wu_arrow, ("DOUBLE", "DOUBLE[]", "DOUBLE[]"), "DOUBLE",
+            "predict_wu(base_value, up_scaling, down_scaling): paper 002 eq. 1, base time (ns) or "
+            "power (W) times the upward steps' scaling values over the downward steps'"),)
+
+# A learned model evaluated in SQL (schema/views/45_pred_wu.sql) from the models that
+# gpudb.wu_model stores: whole runs, across SM count, core and memory clock; no formula a
+# controller could call between intervals.
+PREDICTOR = Predictor(
+    name="wu", title="Wu et al.", paper="paper 002 eq. 1, sections III-B to III-D", order=100,
+    granularity=("run",), domains=("sm", "core", "mem"))

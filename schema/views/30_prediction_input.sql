@@ -8,10 +8,3 @@ SELECT
 FROM sample AS s
 JOIN pstate AS p ON p.gpu_id = s.gpu_id AND p.domain = 'core'
 WHERE s.policy = 'fixed';
-
--- Each GPU's highest core P-state: the default base of the accuracy queries.
-CREATE OR REPLACE VIEW gpu_top_core AS
-SELECT gpu_id, max(freq_mhz) AS top_core_mhz
-FROM pstate
-WHERE domain = 'core'
-GROUP BY gpu_id;

@@ -3,25 +3,19 @@
 -- the same kernel and GPU at the target setting, with the same SM count, CTA limit and
 -- interval size (averaged if repeated; NULL where that run does not exist). Wu et al.'s model
 -- (45_pred_wu.sql) predicts whole runs at every setting of its grid, SM count and memory
--- clock included.
+-- clock included. One row per predictor, sample and target setting.
 CREATE OR REPLACE VIEW prediction AS
 WITH analytic AS (
-    SELECT * FROM pred_proportional
-    UNION ALL SELECT * FROM pred_stall
-    UNION ALL SELECT * FROM pred_lead
-    UNION ALL SELECT * FROM pred_miss
-    UNION ALL SELECT * FROM pred_crit
-    UNION ALL SELECT * FROM pred_crisp
-    UNION ALL SELECT * FROM pred_crispl
-    UNION ALL SELECT * FROM pred_critbw
-    UNION ALL SELECT * FROM pred_crisp_gpudb
-    UNION ALL SELECT * FROM pred_crispl_gpudb
+    -- gpudb.db writes here "SELECT * FROM pred_<name>" for every registered predictor with a
+    -- formula (gpudb/predictors), joined by UNION ALL
+    {analytic_predictions}
 ),
 -- in_training: whether the sample's kernel trained the model (Wu et al.); NULL for the
 -- analytic predictors, which learn nothing.
 predicted AS (
     SELECT *, CAST(NULL AS BOOLEAN) AS in_training FROM analytic
     UNION ALL SELECT * EXCLUDE (model_id, predicted_power_w) FROM pred_wu
+        WHERE model_id IN (SELECT model_id FROM wu_model_current)  -- each GPU's latest model
 ),
 actual AS (
     SELECT granularity, kernel_id, gpu_id, n_sm, ctas_per_sm, interval_instructions,

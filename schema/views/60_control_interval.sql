@@ -56,16 +56,3 @@ SEMI JOIN family AS f
    AND f.seed IS NOT DISTINCT FROM c.seed
 JOIN interval AS i ON i.run_id = c.run_id
 JOIN pstate AS p ON p.gpu_id = c.gpu_id AND p.domain = 'core' AND p.freq_mhz = c.core_mhz;
-
--- The baseline every control policy is compared with: each kernel always at its highest core
--- P-state in control_interval, totalled over the run.
-CREATE OR REPLACE VIEW control_baseline AS
-WITH per_setting AS (
-    SELECT gpu_id, kernel_id, core_mhz, sum(time_ns) AS time_ns, sum(energy_j) AS energy_j
-    FROM control_interval
-    GROUP BY gpu_id, kernel_id, core_mhz
-)
-SELECT gpu_id, kernel_id, max(core_mhz) AS core_mhz,
-       arg_max(time_ns, core_mhz) AS time_ns, arg_max(energy_j, core_mhz) AS energy_j
-FROM per_setting
-GROUP BY gpu_id, kernel_id;

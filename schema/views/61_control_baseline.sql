@@ -1,0 +1,12 @@
+-- The baseline every control policy is compared with: each kernel always at its highest core
+-- P-state in control_interval, totalled over the run.
+CREATE OR REPLACE VIEW control_baseline AS
+WITH per_setting AS (
+    SELECT gpu_id, kernel_id, core_mhz, sum(time_ns) AS time_ns, sum(energy_j) AS energy_j
+    FROM control_interval
+    GROUP BY gpu_id, kernel_id, core_mhz
+)
+SELECT gpu_id, kernel_id, max(core_mhz) AS core_mhz,
+       arg_max(time_ns, core_mhz) AS time_ns, arg_max(energy_j, core_mhz) AS energy_j
+FROM per_setting
+GROUP BY gpu_id, kernel_id;

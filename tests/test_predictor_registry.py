@@ -1,0 +1,63 @@
+"""The predictor registry (issue 11, item 5) and one view per file (item 9): every predictor
+module's declaration matches its view, so adding a predictor is adding its module and its
+view file, and this file's tests cover it without an edit."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import gpudb
+from gpudb.db import view_files
+from gpudb.predictors import get, names, registry, udfs
+
+VIEW = re.compile(r"CREATE OR REPLACE VIEW (\w+) AS", re.I)
+
+
+def test_one_view_per_file_named_after_it():
+    for path in view_files():
+        views = VIEW.findall(path.read_text())
+        assert len(views) == 1, f"{path.name} defines {views}"
+        assert path.stem.split("_", 1)[1] == views[0], path.name
+
+
+def test_every_registered_predictor_has_its_view_and_every_pred_view_a_module():
+    declared = {p.view for p in registry()}
+    files = {VIEW.findall(path.read_text())[0] for path in view_files()
+             if path.stem.split("_", 1)[1].startswith("pred_")}
+    assert declared == files
+    assert len({p.order for p in registry()}) == len(registry())
+
+
+def test_registry_names_and_udfs():
+    assert names()[:2] == ("proportional", "stall") and names()[-1] == "wu"
+    assert "wu" not in names(replayable=True) and "crisp" in names(replayable=True)
+    assert {u.name for u in udfs()} == {"predict_linear", "predict_crisp", "predict_critbw",
+                                        "predict_crisp_gpudb", "predict_wu"}
+    with pytest.raises(ValueError, match="unknown predictor 'nope'"):
+        get("nope")
+
+
+@pytest.mark.parametrize("name", names(replayable=True))
+def test_view_computes_the_modules_formula_on_the_sample_columns(query_db, name):
+    # the same numbers from SQL (the pred_<name> view over prediction_input) and from the
+    # module's formula on the columns it declares, which is what the closed loop calls
+    predictor = get(name)
+    con = gpudb.connect(query_db, read_only=True)
+    try:
+        rows = con.execute(
+            f"SELECT {', '.join(predictor.inputs)}, i.core_mhz, i.target_core_mhz, "
+            f"p.predicted_ns FROM prediction_input AS i JOIN {predictor.view} AS p "
+            "ON p.run_id = i.run_id AND p.sample_idx IS NOT DISTINCT FROM i.sample_idx "
+            "AND p.granularity = i.granularity AND p.target_core_mhz = i.target_core_mhz "
+            "WHERE p.predicted_ns IS NOT NULL").fetchall()
+    finally:
+        con.close()
+    assert len(rows) > 100
+    for row in rows:
+        sample = dict(zip(predictor.inputs, row[:len(predictor.inputs)], strict=True))
+        base, target, expected = row[len(predictor.inputs):]
+        got = predictor.predict(sample, np.array([base]), np.array([target]))[0]
+        assert got == pytest.approx(expected, rel=1e-12)

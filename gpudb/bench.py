@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gpudb.db import atomic, connect
+from gpudb.db import GpudbError, atomic, connect
 from gpudb.ingest import ingest
 from gpudb.mapping import load_mapping
 from gpudb.predictors import registry
@@ -215,7 +215,7 @@ def bench_predict(con, min_rows: int = 1_000_000, repeat: int = 3) -> PredictBen
     setting and at threads=1."""
     per_copy = con.execute("SELECT count(*) FROM prediction_input").fetchall()[0][0]
     if per_copy == 0:
-        raise ValueError("no fixed-run samples to predict from: ingest or sweep runs first")
+        raise GpudbError("no fixed-run samples to predict from: ingest or sweep runs first")
 
     def shadow_with_sql(source: str):
         def setup():

@@ -3,6 +3,7 @@ and print through :func:`output_rows`. Errors are one line and a non-zero exit."
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -13,7 +14,7 @@ import click
 import duckdb
 
 from gpudb import db
-from gpudb.db import GpudbError
+from gpudb.db import GpudbError, first_row
 from gpudb.output import FORMATS, format_rows
 from gpudb.predictors import names as predictor_names
 
@@ -26,9 +27,15 @@ class Context:
     def connect(self, read_only: bool | None = None) -> duckdb.DuckDBPyConnection:
         return db.connect(self.path, read_only=self.read_only if read_only is None else read_only)
 
+    def require_writable(self, what: str) -> None:
+        """The one read-only guard: a command about to write says so and stops."""
+        if self.read_only:
+            raise GpudbError(f"{what} writes the database; drop --read-only")
+
 
 def friendly_errors(command):
-    """Turn gpudb and DuckDB errors into one-line click errors (exit code 1)."""
+    """Turn gpudb and DuckDB errors, and the simulator's configuration errors, into one-line
+    click errors (exit code 1)."""
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
@@ -37,7 +44,50 @@ def friendly_errors(command):
             raise click.ClickException(str(exc)) from None
         except duckdb.Error as exc:
             raise click.ClickException(str(exc).splitlines()[0]) from None
+        except ValueError as exc:
+            # sim.config.ConfigError (a ValueError: sim does not import gpudb); importing the
+            # simulator here would load numba for every command, and unloaded it raised none
+            config = sys.modules.get("sim.config")
+            if config is None or not isinstance(exc, config.ConfigError):
+                raise
+            raise click.ClickException(str(exc)) from None
     return wrapper
+
+
+def writes(command):
+    """For commands that always write: stop under --read-only before doing anything."""
+    @functools.wraps(command)
+    def wrapper(obj: Context, *args, **kwargs):
+        # the command path without the program name, which differs between entry points
+        path = click.get_current_context().command_path.split(" ", 1)[1]
+        obj.require_writable(f"gpudb {path}")
+        return command(obj, *args, **kwargs)
+    return wrapper
+
+
+def _gpu_name(ctx, param, value):
+    """--gpu is a GPU name everywhere; a path is an error that says where files go."""
+    if value is not None and ("/" in value or "\\" in value or value.endswith(".toml")):
+        raise click.BadParameter(f"takes a GPU name (a gpu_id in the database or a shipped "
+                                 f"simulator configuration), not a path: {value} (sweep, "
+                                 "control and bench sim take a file of your own as "
+                                 "--gpu-config)")
+    return value
+
+
+def simulator_gpu_options(command):
+    """--gpu NAME (a shipped configuration) and --gpu-config PATH (one of your own) of the
+    commands that simulate; the command gets one ``gpu``: the file if given, else the name."""
+    @functools.wraps(command)
+    def wrapper(*args, gpu, gpu_config, **kwargs):
+        return command(*args, gpu=gpu_config or gpu, **kwargs)
+    wrapper = click.option(
+        "--gpu-config", type=click.Path(dir_okay=False, exists=True),
+        help="A GPU configuration file of your own (TOML like fixtures/gpus/*.toml), "
+             "instead of --gpu.")(wrapper)
+    return click.option(
+        "--gpu", default="gtx480", show_default=True, callback=_gpu_name,
+        help="Simulated GPU: a shipped configuration (gtx480, gtx980, hd7970).")(wrapper)
 
 
 def output_options(command):
@@ -76,6 +126,7 @@ def cli(ctx, db_path, read_only):
 @cli.command()
 @click.pass_obj
 @friendly_errors
+@writes
 def init(obj: Context):
     """Create the database file (or migrate an older one) and print its schema version.
 
@@ -83,8 +134,6 @@ def init(obj: Context):
 
         gpudb --db lab.duckdb init
     """
-    if obj.read_only:
-        raise GpudbError("init writes the database; drop --read-only")
     con = obj.connect()
     try:
         info = db.file_info(con)
@@ -149,6 +198,7 @@ def info(obj: Context, fmt):
                                    "else the first file's name).")
 @click.pass_obj
 @friendly_errors
+@writes
 def ingest(obj: Context, files, mapping_path, experiment):
     """Load measured CSV/Parquet files as whole-run runs and metrics (all files or nothing).
 
@@ -196,8 +246,7 @@ def _numbers(kind):
 
 
 @cli.command()
-@click.option("--gpu", default="gtx480", show_default=True,
-              help="GPU configuration: a name in fixtures/gpus or a TOML path.")
+@simulator_gpu_options
 @click.option("--suite", default="default", show_default=True,
               help="Kernel suite: a name in fixtures/suites or a TOML path.")
 @click.option("--kernel", "kernels", multiple=True, help="Only this kernel (repeatable).")
@@ -217,6 +266,7 @@ def _numbers(kind):
 @click.option("--experiment", help="Experiment name (default: sim-<gpu>-<suite>).")
 @click.pass_obj
 @friendly_errors
+@writes
 def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
           interval_instructions, seed, jobs, experiment):
     """Simulate a kernel suite at every setting of a grid into the database.
@@ -228,12 +278,17 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
 
         gpudb sweep --gpu gtx480 --suite default --mem-mhz 924 --jobs 2
     """
+    simulate(obj, gpu, suite, kernels=list(kernels) or None, core_mhz=core_mhz, mem_mhz=mem_mhz,
+             sms=sms, ctas=ctas, interval_instructions=interval_instructions, seed=seed,
+             jobs=jobs, experiment=experiment)
+
+
+def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
+    """gpudb.sweep.sweep with a progress bar and a summary line; Ctrl-C keeps what finished
+    and exits 130. ``grid``: sweep's keyword arguments."""
     from gpudb.sweep import SweepInterrupted
     from gpudb.sweep import sweep as run_sweep
-    from sim.config import ConfigError
 
-    if obj.read_only:
-        raise GpudbError("sweep writes the database; drop --read-only")
     state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0}
 
     def progress(done, total, instructions):
@@ -247,18 +302,13 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
         state["done"] = done
 
     try:
-        summary = run_sweep(obj.path, gpu, suite, kernels=list(kernels) or None,
-                            core_mhz=core_mhz, mem_mhz=mem_mhz, sms=sms, ctas=ctas,
-                            interval_instructions=interval_instructions, seed=seed, jobs=jobs,
-                            experiment=experiment, progress=progress)
+        summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
     except SweepInterrupted as stop:
         if state["bar"] is not None:
             state["bar"].__exit__(None, None, None)
         click.echo(f"interrupted: {stop.summary['runs_added']} runs written and kept; "
                    "run the same command again to resume", err=True)
         sys.exit(130)
-    except (ConfigError, ValueError, KeyError) as exc:
-        raise GpudbError(str(exc).strip("'\"")) from None
     finally:
         if state["bar"] is not None:
             state["bar"].__exit__(None, None, None)
@@ -360,6 +410,7 @@ def export(obj: Context, directory):
 @click.argument("source", type=click.Path())
 @click.pass_obj
 @friendly_errors
+@writes
 def merge(obj: Context, source):
     """Bring in the runs of another .duckdb file or Parquet export that this one lacks.
 
@@ -374,8 +425,6 @@ def merge(obj: Context, source):
 
     if Path(source).resolve() == Path(obj.path).resolve():
         raise GpudbError("cannot merge a database into itself")
-    if obj.read_only:
-        raise GpudbError("merge writes the database; drop --read-only")
     con = obj.connect()
     try:
         report = merge_runs(con, source)
@@ -389,6 +438,7 @@ def merge(obj: Context, source):
 @cli.command()
 @click.pass_obj
 @friendly_errors
+@writes
 def materialize(obj: Context):
     """Write the prediction view to the plain table prediction_materialized.
 
@@ -402,8 +452,6 @@ def materialize(obj: Context):
     from gpudb.materialize import TABLE
     from gpudb.materialize import materialize as write_table
 
-    if obj.read_only:
-        raise GpudbError("materialize writes the database; drop --read-only")
     con = obj.connect()
     try:
         rows = write_table(con)
@@ -436,7 +484,7 @@ GUARD_CHOICE = click.Choice(["guarded", "paper"])
               help="What the controller minimises.")
 @click.option("--max-loss-pct", type=click.FloatRange(0), default=1.0, show_default=True,
               help="energy_perf: largest predicted slowdown against the highest setting, %.")
-@click.option("--gpu", default="gtx480", show_default=True, help="GPU configuration.")
+@simulator_gpu_options
 @click.option("--suite", default="default", show_default=True, help="Kernel suite.")
 @click.option("--kernel", "kernels", multiple=True,
               help="Kernel to run (repeatable; default: the whole suite).")
@@ -444,6 +492,7 @@ GUARD_CHOICE = click.Choice(["guarded", "paper"])
               help="Warp instructions per decision interval (default 100000, as sweeps).")
 @click.pass_obj
 @friendly_errors
+@writes
 def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, suite, kernels,
             interval_instructions):
     """Run a predictor-driven DVFS controller inside the simulator (closed loop).
@@ -451,8 +500,9 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
     Each kernel starts at the highest core P-state; after every interval the controller
     predicts time and energy at each P-state and switches (paying the switching time) to the
     one minimising the objective, through the guard (gpudb/control/guard.py) unless --guard
-    paper. The run is stored with policy '<predictor>/<objective>[/guarded]';
-    `gpudb query replay_vs_closed_loop` compares it with the trace replay.
+    paper. The run is stored with policy 'closed_loop' and the controller in columns
+    predictor, objective, max_loss_pct and guard; `gpudb query replay_vs_closed_loop`
+    compares it with the trace replay.
 
     Example:
 
@@ -460,32 +510,23 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
     """
     from gpudb.control.closed_loop import run_closed_loop
     from gpudb.control.guard import GUARDS
-    from sim.config import ConfigError
 
-    if obj.read_only:
-        raise GpudbError("control writes the database; drop --read-only")
-    with click.progressbar(length=len(kernels) or 1, label="controlling", file=sys.stderr,
-                           show_pos=True) as bar:
+    with contextlib.ExitStack() as stack:
+        bars = []
+
         def progress(done, total):
-            bar.length = total
-            bar.update(1)
-        try:
-            rows = run_closed_loop(obj.path, gpu, suite, list(kernels) or None, predictor,
-                                   objective, max_loss_pct,
-                                   interval_instructions=interval_instructions,
-                                   progress=progress, guard=GUARDS[guard_name])
-        except (ConfigError, ValueError, KeyError) as exc:
-            raise GpudbError(str(exc).strip("'\"")) from None
+            # opened at the first report, once the suite and kernels have been found
+            if not bars:
+                bars.append(stack.enter_context(click.progressbar(
+                    length=total, label="controlling", file=sys.stderr, show_pos=True)))
+            bars[0].update(done - bars[0].pos)
+        rows = run_closed_loop(obj.path, gpu, suite, list(kernels) or None, predictor,
+                               objective, max_loss_pct,
+                               interval_instructions=interval_instructions,
+                               progress=progress, guard=GUARDS[guard_name])
     output_rows(["kernel_id", "time_ns", "energy_j", "run_id"],
                 [(r["kernel_id"], r["time_ns"], r["energy_j"], r["run_id"]) for r in rows],
                 "table")
-
-
-def _gpu_name(ctx, param, value):
-    if value is not None and ("/" in value or "\\" in value or value.endswith(".toml")):
-        raise click.BadParameter(f"takes a GPU name (a gpu_id in the database or a shipped "
-                                 f"simulator configuration), not a path: {value}")
-    return value
 
 
 def evaluation_options(command):
@@ -524,10 +565,8 @@ def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool):
                              f"{obj.path}; run: {command}")
         click.echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
                    f"{command}", err=True)
-        click.get_current_context().invoke(sweep, gpu=gpu, suite=suite or "default",
-                                           kernels=(), core_mhz=None, mem_mhz=_nominal_mem(gpu),
-                                           sms=None, ctas=None, interval_instructions=None,
-                                           seed=0, jobs=os.cpu_count() or 1, experiment=None)
+        simulate(obj, gpu, suite or "default", mem_mhz=_nominal_mem(gpu),
+                 jobs=os.cpu_count() or 1)
     return scope
 
 
@@ -586,8 +625,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
     con = obj.connect(read_only=obj.read_only)
     try:
         if has_interval_runs(con, scope):
-            if obj.read_only:
-                raise GpudbError("evaluate control writes control_result; drop --read-only")
+            obj.require_writable("gpudb evaluate control (into control_result)")
             with click.progressbar(length=len(objectives) * (2 * len(REPLAY_PREDICTORS) + 1),
                                    label="replaying", file=sys.stderr) as bar:
                 evaluate_policies(con, REPLAY_PREDICTORS, objectives, max_loss_pct, scope.gpu,
@@ -705,6 +743,7 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, do_swee
 @evaluation_options
 @click.pass_obj
 @friendly_errors
+@writes
 def demo(obj: Context, gpu, suite):
     """The main job: simulate the default suite on gtx480 at every core P-state (reusing runs
     already in the database), then print the predictors' accuracy (paper 000 figure 8) and
@@ -715,24 +754,40 @@ def demo(obj: Context, gpu, suite):
 
         gpudb demo            # into ./gpudb.duckdb; gpudb --db other.duckdb demo
     """
-    if obj.read_only:
-        raise GpudbError("demo writes the database; drop --read-only")
     scope = _scope(obj, gpu, suite, do_sweep=True)
     click.echo(f"gpudb demo: {_suite_label(scope)} on {scope.gpu} into {obj.path}"
                + (" (synthetic kernels)" if scope.simulated else ""))
     print_accuracy(obj, scope, None, "run", "table")
     print_control(obj, scope, ["edp"], 1.0, "table")
-    click.echo(f"""
-next:
-  gpudb --db {obj.path} query --list                      # stored analyses
-  gpudb --db {obj.path} query mape_by_kernel              # accuracy per kernel
-  gpudb --db {obj.path} query savings -p objective edp    # savings per kernel and policy
-  gpudb --db {obj.path} sql "SELECT predictor, avg(abs(predicted_ns - actual_ns) / actual_ns)
-        FROM prediction WHERE target_core_mhz = 300 GROUP BY ALL"
-  gpudb --db {obj.path} query clock_trace -p kernel_id default/twoslope_lm   # clocks per controller
-  gpudb --db {obj.path} evaluate control --objective energy_perf   # energy within 1% slowdown
-  gpudb --db {obj.path} evaluate classes                  # the suite beside the papers' classes
-  gpudb --db {obj.path} control --predictor crisp_gpudb --kernel twoslope_lm   # closed loop""")
+    click.echo("\nnext:\n" + "\n".join(f"  gpudb --db {obj.path} {hint}"
+                                         for hint in _demo_hints(obj, scope, gpu, suite)))
+
+
+def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
+    """The commands to try after the demo, for the GPU and suite it ran on."""
+    where = (f" --gpu {gpu}" if gpu != "gtx480" else "") + (f" --suite {suite}" if suite else "")
+    hints = ["query --list                      # stored analyses",
+             "query mape_by_kernel              # accuracy per kernel",
+             "query savings -p objective edp    # savings per kernel and policy",
+             'sql "SELECT predictor, avg(abs(predicted_ns - actual_ns) / actual_ns) '
+             'FROM prediction GROUP BY ALL"']
+    if not scope.simulated:
+        return [*hints, f"evaluate control{where} --objective energy_perf"]
+    con = obj.connect(read_only=True)
+    try:
+        # a two-slope kernel shows the controllers apart best; else the suite's first
+        kernel = first_row(con.execute(
+            "SELECT kernel_id FROM kernel WHERE suite = ? "
+            "ORDER BY kernel_id <> ?, kernel_id LIMIT 1",
+            [scope.suite, f"{scope.suite}/twoslope_lm"]))[0]
+    finally:
+        con.close()
+    return [*hints,
+            f"query clock_trace -p kernel_id {kernel}   # clocks per controller",
+            f"evaluate control{where} --objective energy_perf   # energy within 1% slowdown",
+            f"evaluate classes{where}                  # the suite beside the papers' classes",
+            f"control{where} --predictor crisp_gpudb --kernel {kernel.split('/', 1)[1]}"
+            "   # closed loop"]
 
 
 @cli.group()
@@ -746,7 +801,8 @@ def train():
 
 
 @train.command()
-@click.option("--gpu", "gpu_id", required=True, help="GPU whose fixed runs train the model.")
+@click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
+              help="GPU whose fixed runs train the model (a gpu_id in the database).")
 @click.option("--base", default=None, metavar="SMS,CORE_MHZ,MEM_MHZ",
               help="Base setting the model predicts from, or 'all' for one model per setting "
                    "(default: the highest setting).")
@@ -763,6 +819,7 @@ def train():
 @output_options
 @click.pass_obj
 @friendly_errors
+@writes
 def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_power,
              fmt):
     """Wu et al.'s model (paper 002): k-means scaling surfaces and neural-network classifiers.
@@ -787,8 +844,6 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
     """
     from gpudb import wu_model
 
-    if obj.read_only:
-        raise GpudbError("train writes the database; drop --read-only")
     names = [f.strip() for f in features.split(",") if f.strip()] if features else None
     con = obj.connect()
     try:
@@ -865,10 +920,7 @@ def predict(obj: Context, repeat):
 
     con = obj.connect(read_only=True)
     try:
-        try:
-            result = run_bench(con, repeat=repeat)
-        except ValueError as exc:
-            raise GpudbError(str(exc)) from None
+        result = run_bench(con, repeat=repeat)
     finally:
         con.close()
     for line in result.lines():
@@ -876,7 +928,7 @@ def predict(obj: Context, repeat):
 
 
 @bench.command()
-@click.option("--gpu", default="gtx480", show_default=True, help="GPU configuration.")
+@simulator_gpu_options
 @click.option("--suite", default="default", show_default=True, help="Kernel suite.")
 @friendly_errors
 def sim(gpu, suite):

@@ -72,6 +72,11 @@ run = Table(
     Column("instructions", BigInteger),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("input_hash", Text),
+    # a closed-loop run's controller (migration 0006); NULL for fixed and measured runs
+    Column("predictor", Text),
+    Column("objective", Text),
+    Column("max_loss_pct", Float),
+    Column("guard", Text),
 )
 
 _INTERVAL_DOUBLES = (

@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gpudb.db import GpudbError, atomic, connect, first_row, schema_version
+from gpudb.db import GpudbError, atomic, connect, first_row, migrations, schema_version
 from gpudb.runs import insert_missing, insert_runs
 
 # Tables in dependency order: referenced rows first.
@@ -75,8 +75,10 @@ def _read_source(source: Path) -> dict[str, pa.Table]:
             if newest > schema_version():
                 raise GpudbError(f"{source} was exported by a newer gpudb (schema {newest}); "
                                  "upgrade gpudb to merge it")
-            return {t: pq.read_table(source / f"{t}.parquet") for t in TABLES
-                    if (source / f"{t}.parquet").exists()}
+            tables = {t: pq.read_table(source / f"{t}.parquet") for t in TABLES
+                      if (source / f"{t}.parquet").exists()}
+            tables["run"] = _upgrade_runs(tables["run"], newest)
+            return tables
         except (OSError, pa.ArrowException) as exc:
             raise GpudbError(f"cannot read export {source}: {str(exc).splitlines()[0]}") from None
     if not source.exists():
@@ -88,6 +90,29 @@ def _read_source(source: Path) -> dict[str, pa.Table]:
         raise GpudbError(f"cannot read {source}: {str(exc).splitlines()[0]}") from None
     finally:
         other.close()
+
+
+# Migrations that rewrite run rows (not only add columns), which an export taken before them
+# needs replayed on its run table: 0006 moves closed-loop controllers out of the policy string.
+_RUN_REWRITES = (6,)
+
+
+def _upgrade_runs(runs: pa.Table, exported_version: int) -> pa.Table:
+    """An older export's run table as the migrations it missed would have left it, by running
+    those migrations' SQL on it (so the rewrite is written once, in schema/)."""
+    pending = [m for m in migrations()
+               if m.version in _RUN_REWRITES and m.version > exported_version]
+    if not pending:
+        return runs
+    scratch = duckdb.connect(config={"enable_external_access": False})
+    try:
+        scratch.register("_source_run", runs)
+        scratch.execute("CREATE TABLE run AS SELECT * FROM _source_run")
+        for migration in pending:
+            scratch.execute(migration.sql)
+        return scratch.sql("SELECT * FROM run").to_arrow_table()
+    finally:
+        scratch.close()
 
 
 def merge(con: duckdb.DuckDBPyConnection, source: str | Path) -> MergeReport:

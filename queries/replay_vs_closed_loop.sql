@@ -3,9 +3,8 @@
    Replay splices in the fixed runs' intervals at the chosen settings; the closed loop runs
    each interval from the state the previous one left (warps mid-flight, caches, queues), so
    the two agree where a kernel's intervals are alike at every setting.
-   A closed-loop run's policy is '<predictor>/<objective>[@<bound>%][/<guard>]' (no guard:
-   the papers' controller), matched with the replay of the same predictor, objective, bound
-   and guard in control_result.
+   A closed-loop run (policy 'closed_loop') is matched with the replay of the same predictor,
+   objective, energy_perf bound and guard in control_result.
    Parameters: :predictor  one predictor (default: every one run in the closed loop)
                :objective  one objective (default: every one)
                :guard      one guard, 'guarded' or 'paper' (default: every one)
@@ -14,18 +13,17 @@ WITH closed AS (
     SELECT
         gpu_id,
         kernel_id,
-        split_part(policy, '/', 1) AS predictor,
-        split_part(split_part(policy, '/', 2), '@', 1) AS objective,
-        coalesce(TRY_CAST(rtrim(split_part(split_part(policy, '/', 2), '@', 2), '%') AS DOUBLE),
-                 1.0) AS max_loss_pct,
-        coalesce(nullif(split_part(policy, '/', 3), ''), 'paper') AS guard,
+        predictor,
+        objective,
+        max_loss_pct,
+        guard,
         time_ns,
         energy_j,
         (SELECT count(*) FROM interval AS i WHERE i.run_id = r.run_id AND i.switch_ns > 0)
             AS switches
     FROM run AS r
     WHERE source = 'sim'
-      AND policy LIKE '%/%'
+      AND policy = 'closed_loop'
 )
 SELECT
     c.gpu_id,

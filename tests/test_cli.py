@@ -81,6 +81,27 @@ def test_errors_are_one_line_and_nonzero(tiny_db, args, message):
     assert row_counts(tiny_db) == before
 
 
+@pytest.mark.parametrize("args", [
+    ("init",), ("ingest", "{csv}", "--mapping", "{mapping}"), ("sweep",), ("merge", "{db}"),
+    ("materialize",), ("control", "--predictor", "crisp"), ("demo", "--gpu", "tiny"),
+    ("train", "wu", "--gpu", "tiny"),
+])
+def test_every_writing_command_stops_under_read_only_and_leaves_the_file(tiny_db, tiny_files,
+                                                                         args):
+    import hashlib
+
+    def digest():
+        return hashlib.sha256(tiny_db.read_bytes()).hexdigest()
+
+    before = digest()
+    args = [a.format(csv=tiny_files[0], mapping=tiny_files[1], db=tiny_db) for a in args]
+    result = invoke("--db", tiny_db, "--read-only", *args)
+    assert result.exit_code == 1
+    command = " ".join(args[:2]) if args[0] == "train" else args[0]
+    assert result.output == f"Error: gpudb {command} writes the database; drop --read-only\n"
+    assert digest() == before
+
+
 def test_read_commands_on_missing_database_say_so(tmp_path):
     result = invoke("--db", tmp_path / "none.duckdb", "info")
     assert result.exit_code == 1

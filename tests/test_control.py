@@ -4,6 +4,7 @@ answers are computed by hand; the closed loop against the replay on simulated ru
 from __future__ import annotations
 
 import itertools
+import shutil
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ import pytest
 import gpudb
 from gpudb.control.energy import predict_energy
 from gpudb.control.guard import GUARDED, PAPER
-from gpudb.control.offline import POLICIES, load_outcomes
+from gpudb.control.offline import POLICIES, PolicyResult, load_outcomes
 from gpudb.control.results import evaluate, replay
 from gpudb.queries import run_query
 
@@ -54,10 +55,21 @@ def hand_db(fresh_db):
     return fresh_db
 
 
+def _stored_replay(con, predictor, objective, guard=PAPER) -> list[PolicyResult]:
+    """Replay into control_result, and the totals stored there, per kernel."""
+    written = replay(con, predictor, objective, guard=guard)
+    rows = con.execute(
+        "SELECT gpu_id, kernel_id, policy, settings, time_ns, energy_j, switches "
+        "FROM control_result WHERE policy = 'replay' AND predictor = ? AND objective = ? "
+        "AND guard = ? ORDER BY kernel_id", [predictor, objective, guard.name]).fetchall()
+    assert written == len(rows)
+    return [PolicyResult(*row) for row in rows]
+
+
 def _replay(db, predictor, objective, guard=PAPER):
-    con = gpudb.connect(db, read_only=True)
+    con = gpudb.connect(db)
     try:
-        [result] = replay(con, predictor, objective, guard=guard)
+        [result] = _stored_replay(con, predictor, objective, guard)
     finally:
         con.close()
     return result
@@ -259,18 +271,20 @@ def test_closed_loop_controller_predicts_as_the_prediction_view(sim_db):
 
 
 @pytest.mark.parametrize("guard", [PAPER, GUARDED], ids=lambda g: g.name)
-def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard):
+def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):
     # The recursive CTE of controller_replay.sql and gpudb.control.guard.decide (which the
     # closed loop runs) make the same choice at every interval, for every predictor and
     # objective, so replay and closed loop share one controller.
     from gpudb.control import reference
     from gpudb.control.results import REPLAY_PREDICTORS
 
-    con = gpudb.connect(sim_db, read_only=True)
+    db = tmp_path / "sim.duckdb"
+    shutil.copy(sim_db, db)
+    con = gpudb.connect(db)
     try:
         for objective in ("edp", "ed2p", "energy", "energy_perf"):
             for predictor in REPLAY_PREDICTORS:
-                sql = {r.kernel_id: r for r in replay(con, predictor, objective, guard=guard)}
+                sql = {r.kernel_id: r for r in _stored_replay(con, predictor, objective, guard)}
                 py = {r.kernel_id: r for r in reference.replay(con, predictor, objective,
                                                                guard=guard)}
                 assert sql.keys() == py.keys() == {"ctltiny/mixed", "ctltiny/twophase"}
@@ -285,10 +299,12 @@ def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard):
 def test_replay_and_closed_loop_are_compared(sim_db):
     con = gpudb.connect(sim_db, read_only=True)
     columns, rows = run_query(con, "replay_vs_closed_loop", {})
-    policies = {r[0] for r in con.execute(
-        "SELECT policy FROM run WHERE policy <> 'fixed'").fetchall()}
+    controllers = set(con.execute(
+        "SELECT policy, predictor, objective, max_loss_pct, guard FROM run "
+        "WHERE policy <> 'fixed'").fetchall())
     con.close()
-    assert policies == {"crisp/edp", "crisp_gpudb/edp/guarded"}
+    assert controllers == {("closed_loop", "crisp", "edp", None, "paper"),
+                           ("closed_loop", "crisp_gpudb", "edp", None, "guarded")}
     got = {(r[columns.index("kernel_id")], r[columns.index("predictor")],
             r[columns.index("guard")]): dict(zip(columns, r)) for r in rows}
     assert set(got) == {(k, p, g) for k in ("ctltiny/mixed", "ctltiny/twophase")

@@ -75,7 +75,9 @@ def test_energy_within_a_slowdown_bound_on_whole_runs(tiny_db):
 
 
 @pytest.mark.parametrize("command", [("evaluate", "accuracy"), ("evaluate", "control"),
-                                     ("evaluate", "classes"), ("demo",)])
+                                     ("evaluate", "classes"), ("demo",), ("sweep",),
+                                     ("control", "--predictor", "crisp"), ("bench", "sim"),
+                                     ("train", "wu")])
 def test_gpu_is_a_name_and_a_path_is_an_error_that_says_so(tmp_path, command):
     result = invoke("--db", tmp_path / "x.duckdb", *command, "--gpu", "fixtures/gpus/gtx480.toml")
     assert result.exit_code == 2

@@ -197,6 +197,7 @@ def malformed_csv(draw) -> str:
     return out.getvalue()
 
 
+@pytest.mark.slow  # ~20 s on 2 cores: 220 generated files, each validated and refused
 @settings(max_examples=220, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=malformed_csv())

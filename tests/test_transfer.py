@@ -69,3 +69,36 @@ def test_merge_source_views_cannot_read_files(tiny_db, tmp_path):
     with pytest.raises(Exception, match="disabled"):
         source.execute("SELECT * FROM leak").fetchall()
     source.close()
+
+
+def test_merge_of_an_export_before_migration_6_moves_controllers_into_columns(tiny_db, tmp_path):
+    """An export taken before migration 0006 stored closed-loop runs with the controller in
+    the policy string; merging it gives them policy 'closed_loop' and the columns."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    con = gpudb.connect(tiny_db, read_only=True)
+    export(con, tmp_path / "out")
+    con.close()
+    runs = pq.read_table(tmp_path / "out" / "run.parquet")
+    runs = runs.drop_columns(["predictor", "objective", "max_loss_pct", "guard"])
+    policies = ["crisp/edp", "crisp_gpudb/energy_perf@2.5%/guarded", "lead/ed2p/h0.5"]
+    policies += ["fixed"] * (runs.num_rows - len(policies))
+    runs = runs.set_column(runs.schema.get_field_index("policy"), "policy",
+                           pa.array(policies))
+    runs = runs.set_column(runs.schema.get_field_index("source"), "source",
+                           pa.array(["sim"] * runs.num_rows))
+    pq.write_table(runs, tmp_path / "out" / "run.parquet")
+    versions = pq.read_table(tmp_path / "out" / "gpudb_migration.parquet")
+    pq.write_table(versions.filter(pa.compute.less(versions["version"], 6)),
+                   tmp_path / "out" / "gpudb_migration.parquet")
+
+    other = tmp_path / "other.duckdb"
+    con = gpudb.connect(other)
+    assert merge(con, tmp_path / "out").runs_added == 8
+    got = con.execute("SELECT policy, predictor, objective, max_loss_pct, guard FROM run "
+                      "WHERE policy <> 'fixed' ORDER BY predictor").fetchall()
+    con.close()
+    assert got == [("closed_loop", "crisp", "edp", None, "paper"),
+                   ("closed_loop", "crisp_gpudb", "energy_perf", 2.5, "guarded"),
+                   ("closed_loop", "lead", "ed2p", None, "h0.5")]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpudb.control.energy import objective_scores, predict_energy
+from gpudb.control.energy import predict_energy, score
 from gpudb.control.guard import GUARDED, PAPER, Guard, GuardState, decide
 from gpudb.predictors import get, names
 from sim.config import GpuConfig
@@ -75,15 +75,17 @@ class PredictorController:
         if predictor not in names(replayable=True):
             raise ValueError(f"unknown predictor {predictor!r} (known: "
                              f"{', '.join(names(replayable=True))})")
-        objective_scores(objective, np.zeros(1), np.zeros(1), 0.0, 0.0)  # validates
+        score(objective, 0.0, 0.0)  # validates
         self.gpu = gpu
         self.predictor = predictor
         self.objective = objective
         self.max_loss = max_loss_pct / 100.0
         self.guard = guard
-        self.name = policy_name(predictor, objective, max_loss_pct, guard)
-        # the guard's parameters, not only its preset name, identify the run
-        self.run_key = f"{self.name}#{guard}"
+        self.name = "closed_loop"          # the run's policy; the columns say which
+        self.columns = {"predictor": predictor, "objective": objective,
+                        "max_loss_pct": max_loss_pct if objective == "energy_perf" else None,
+                        "guard": guard.name}
+        self.run_key = _run_key(predictor, objective, max_loss_pct, guard)
         self.mhz = np.array(gpu.core_mhz, dtype=float)
         self.volts = np.array(gpu.core_v, dtype=float)
         self.miss_latency = miss_latency_ns(gpu)
@@ -108,14 +110,16 @@ class PredictorController:
         return Setting(float(self.mhz[nxt]), setting.mem_mhz, setting.ctas_per_sm)
 
 
-def policy_name(predictor: str, objective: str, max_loss_pct: float,
-                guard: Guard = PAPER) -> str:
-    """The run.policy of a closed-loop run, e.g. 'crisp/edp' (the papers' controller),
-    'crisp/energy_perf@1%' or 'crisp_gpudb/edp/guarded'."""
+def _run_key(predictor: str, objective: str, max_loss_pct: float, guard: Guard) -> str:
+    """What stands for the controller in the run_id hash: the string runs were stored with as
+    their policy before migration 0006 (so their run_ids stay valid), and the guard's
+    parameters, not only its preset name."""
     name = f"{predictor}/{objective}"
     if objective == "energy_perf":
         name += f"@{max_loss_pct:g}%"
-    return name if guard == PAPER else f"{name}/{guard.name}"
+    if guard != PAPER:
+        name += f"/{guard.name}"
+    return f"{name}#{guard}"
 
 
 def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, predictor: str,
@@ -123,8 +127,9 @@ def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, pr
                     interval_instructions: int | None = None, progress=None,
                     guard: Guard = GUARDED) -> list[dict]:
     """Run each kernel under the controller from the highest core P-state at the nominal
-    memory clock and store the runs through gpudb.runs (skipping those already stored);
-    returns their rows."""
+    memory clock and store the runs through gpudb.runs (skipping those already stored), with
+    policy 'closed_loop' and the controller in columns predictor, objective, max_loss_pct
+    and guard; returns their rows."""
     import gpudb
     from gpudb.runs import ensure_experiment, ensure_gpu, ensure_kernels, write_run
     from sim.config import load_gpu, load_suite
@@ -138,6 +143,8 @@ def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, pr
     interval = int(interval_instructions or DEFAULT_INTERVAL_INSTRUCTIONS)
     con = gpudb.connect(db_path)
     done = []
+    if progress:
+        progress(0, len(specs))
     try:
         ensure_gpu(con, g)
         ensure_kernels(con, specs)
@@ -151,6 +158,7 @@ def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, pr
             if not have:
                 result = Simulation(g, spec, top, g.nominal_mem_mhz,
                                     interval_instructions=interval).run(controller)
+                result.run.update(controller.columns)
                 write_run(con, result, eid)
                 have = [(result.run["run_id"], result.run["time_ns"],
                          result.run["energy_j"])]

@@ -31,19 +31,30 @@ def predict_energy(core_dynamic_j, core_static_j, dram_dynamic_j, dram_static_j,
             + (dram_static_j + other_j) * stretch)
 
 
+# The objectives a controller minimises: energy x time^exponent per interval or run
+# (energy_perf: energy under a bound on time). controller_replay.sql spells the same exponents
+# (its `weight`) and the savings queries the same products; tests/test_control.py checks the
+# replay and this module choose alike.
+TIME_EXPONENT = {"energy": 0, "edp": 1, "ed2p": 2, "energy_perf": 0}
+OBJECTIVES = tuple(TIME_EXPONENT)
+
+
+def score(objective: str, time_ns, energy_j) -> np.ndarray:
+    """energy x time^exponent of the objective (lower is better), without energy_perf's
+    bound; units J x ns^exponent."""
+    if objective not in TIME_EXPONENT:
+        raise ValueError(f"unknown objective {objective!r} (known: {', '.join(OBJECTIVES)})")
+    return np.asarray(energy_j) * np.asarray(time_ns, dtype=float) ** TIME_EXPONENT[objective]
+
+
 def objective_scores(objective: str, time_ns: np.ndarray, energy_j: np.ndarray,
                      top_time_ns: float, max_loss: float) -> np.ndarray:
     """Score per candidate (lower is better); energy_perf makes settings predicted slower than
     (1 + max_loss) x the highest setting's time infinitely bad."""
-    if objective == "energy":
-        return energy_j
-    if objective == "edp":
-        return energy_j * time_ns
-    if objective == "ed2p":
-        return energy_j * time_ns * time_ns
+    scores = score(objective, time_ns, energy_j)
     if objective == "energy_perf":
-        return np.where(time_ns > (1.0 + max_loss) * top_time_ns, np.inf, energy_j)
-    raise ValueError(f"unknown objective {objective!r}")
+        return np.where(np.asarray(time_ns) > (1.0 + max_loss) * top_time_ns, np.inf, scores)
+    return scores
 
 
 def pick(settings_mhz: np.ndarray, scores: np.ndarray) -> float:

@@ -45,9 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpudb.control.energy import objective_scores
-
-WEIGHT = {"energy": 0, "energy_perf": 0, "edp": 1, "ed2p": 2}
+from gpudb.control.energy import objective_scores, score
 
 
 @dataclass(frozen=True)
@@ -110,11 +108,6 @@ class GuardState:
         if self.cur < 0:
             self.cur = self.top
         self.ceiling = self.top
-
-
-def score(objective: str, time_ns, energy_j):
-    """Objective per interval without the energy_perf bound (lower is better)."""
-    return np.asarray(energy_j) * np.asarray(time_ns, dtype=float) ** WEIGHT[objective]
 
 
 def decide(state: GuardState, guard: Guard, objective: str, max_loss: float, idx: int,

@@ -143,7 +143,7 @@ def dynamic_optimal(k: KernelOutcomes, objective: str, max_loss: float) -> Polic
     path.reverse()
     return PolicyResult(k.gpu_id, k.kernel_id, "dynamic_optimal",
                         [float(k.mhz[s]) for s in path], total_t, total_e,
-                        sum(1 for a, b in zip(path, path[1:]) if a != b))
+                        sum(1 for a, b in zip(path, path[1:], strict=False) if a != b))
 
 
 POLICIES = {"static_optimal": static_optimal, "dynamic_optimal": dynamic_optimal,

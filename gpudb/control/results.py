@@ -10,9 +10,9 @@ import pyarrow as pa
 
 from gpudb.control.guard import GUARDED, PAPER, Guard
 from gpudb.control.offline import POLICIES, PolicyResult, load_outcomes
-from gpudb.db import atomic
+from gpudb.db import atomic, first_row
 from gpudb.predictors import names
-from gpudb.queries import run_query
+from gpudb.queries import get_query
 
 # The predictors a replay can use: every registered predictor with a per-interval formula,
 # and the oracle (actual outcomes).
@@ -30,21 +30,24 @@ def guard_params(guard: Guard) -> dict[str, str]:
 
 def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,
            max_loss_pct: float = 1.0, gpu_id: str | None = None,
-           suite: str | None = None, guard: Guard = GUARDED) -> list[PolicyResult]:
-    """Trace replay (queries/controller_replay.sql) totalled per kernel."""
-    columns, rows = run_query(con, "controller_replay", {
+           suite: str | None = None, guard: Guard = GUARDED) -> int:
+    """Trace replay (queries/controller_replay.sql) totalled per kernel into control_result
+    by one INSERT ... SELECT over the query (the rows never leave DuckDB); returns the rows
+    written."""
+    sql, params = get_query("controller_replay").bind({
         "predictor": predictor, "objective": objective, "max_loss_pct": str(max_loss_pct),
         "gpu_id": gpu_id, "suite": suite, **guard_params(guard)})
-    at = {c: i for i, c in enumerate(columns)}
-    totals: dict[tuple[str, str], PolicyResult] = {}
-    for row in rows:
-        key = (row[at["gpu_id"]], row[at["kernel_id"]])
-        result = totals.setdefault(key, PolicyResult(*key, "replay", [], 0.0, 0.0, 0))
-        result.settings.append(row[at["core_mhz"]])
-        result.time_ns += row[at["time_ns"]]
-        result.energy_j += row[at["energy_j"]]
-        result.switches += int(row[at["switched"]])
-    return list(totals.values())
+    return first_row(con.execute(f"""
+        INSERT OR REPLACE INTO control_result BY NAME
+        SELECT gpu_id, kernel_id, 'replay' AS policy,
+               CAST($predictor AS TEXT) AS predictor, $guard_stored AS guard,
+               CAST($objective AS TEXT) AS objective,
+               CAST($max_loss_pct AS DOUBLE) AS max_loss_pct,
+               count(*) AS intervals, count(*) FILTER (WHERE switched) AS switches,
+               sum(time_ns) AS time_ns, sum(energy_j) AS energy_j,
+               list(core_mhz ORDER BY idx) AS settings, now() AS created_at
+        FROM ({sql.rstrip().rstrip(";")}) AS replayed
+        GROUP BY gpu_id, kernel_id""", {**params, "guard_stored": guard.name}))[0]
 
 
 def offline(con: duckdb.DuckDBPyConnection, objective: str, max_loss_pct: float = 1.0,
@@ -55,10 +58,10 @@ def offline(con: duckdb.DuckDBPyConnection, objective: str, max_loss_pct: float 
             for policy in POLICIES.values() for k in kernels]
 
 
-def store(con: duckdb.DuckDBPyConnection, results: Iterable[PolicyResult], predictor: str,
-          objective: str, max_loss_pct: float, guard: str = "") -> int:
-    """Insert or replace the totals of one predictor and guard (both '' for the offline
-    policies) and objective."""
+def store(con: duckdb.DuckDBPyConnection, results: Iterable[PolicyResult], objective: str,
+          max_loss_pct: float) -> int:
+    """Insert or replace the offline policies' totals for one objective (predictor and guard
+    '')."""
     results = list(results)
     if not results:
         return 0
@@ -66,8 +69,8 @@ def store(con: duckdb.DuckDBPyConnection, results: Iterable[PolicyResult], predi
         "gpu_id": [r.gpu_id for r in results],
         "kernel_id": [r.kernel_id for r in results],
         "policy": [r.policy for r in results],
-        "predictor": [predictor] * len(results),
-        "guard": [guard] * len(results),
+        "predictor": [""] * len(results),
+        "guard": [""] * len(results),
         "objective": [objective] * len(results),
         "max_loss_pct": [float(max_loss_pct)] * len(results),
         "intervals": [len(r.settings) for r in results],
@@ -98,13 +101,12 @@ def evaluate(con: duckdb.DuckDBPyConnection, predictors: Iterable[str],
         for objective in objectives:
             if progress:
                 progress(f"offline/{objective}")
-            written += store(con, offline(con, objective, max_loss_pct, gpu_id, suite), "",
+            written += store(con, offline(con, objective, max_loss_pct, gpu_id, suite),
                              objective, max_loss_pct)
             for guard in guards:
                 for predictor in predictors:
                     if progress:
                         progress(f"{predictor}/{objective}/{guard.name}")
-                    written += store(con, replay(con, predictor, objective, max_loss_pct,
-                                                 gpu_id, suite, guard),
-                                     predictor, objective, max_loss_pct, guard.name)
+                    written += replay(con, predictor, objective, max_loss_pct, gpu_id, suite,
+                                      guard)
     return written

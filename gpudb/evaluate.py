@@ -89,7 +89,7 @@ def predictor_coverage(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | No
     measured runs lack; Wu et al.'s model needs a model trained for the GPU."""
     scored = {row[0] for row in con.execute(
         "SELECT DISTINCT predictor FROM core_scaling_error WHERE gpu_id = ? "
-        "AND granularity = ? AND (CAST(? AS TEXT) IS NULL OR kernel_id LIKE ? || '/%')",
+        "AND is_current IS NOT FALSE AND granularity = ? AND (CAST(? AS TEXT) IS NULL OR kernel_id LIKE ? || '/%')",
         [gpu, granularity, suite, suite]).fetchall()}
     return ([p for p in PREDICTORS if p in scored], [p for p in PREDICTORS if p not in scored])
 

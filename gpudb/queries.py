@@ -3,6 +3,11 @@
 A file starts with a ``/* description */`` comment and uses ``:name`` parameters. Every
 parameter is optional: one not given is NULL, and the query decides what NULL means (e.g.
 "all GPUs"). Values arrive as text from the command line; queries cast them explicitly.
+
+A line holding ``{predictor}`` is a column per registered predictor (gpudb.predictors, in table
+order): it is written once for each, with the predictor's name in place of ``{predictor}``
+and the copies joined by commas, so a new predictor gets its column in every such query
+without an edit.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from gpudb.resources import resource_dir
 _TOKENS = re.compile(r"""('(?:[^']|'')*')|(--[^\n]*)|(/\*.*?\*/)|(::)|:([A-Za-z_][A-Za-z0-9_]*)""",
                      re.S)
 _DESCRIPTION = re.compile(r"^\s*/\*(.*?)\*/", re.S)
+_PER_PREDICTOR = "{predictor}"
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -45,8 +52,27 @@ class StoredQuery:
         return _TOKENS.sub(swap, self.sql), {p: values.get(p) for p in self.params}
 
 
+def _per_predictor(sql: str) -> str:
+    """The query with each line holding {predictor} written once per registered predictor."""
+    if _PER_PREDICTOR not in sql:
+        return sql
+    from gpudb.predictors import names
+
+    odd = [n for n in names() if not _NAME.match(n)]
+    if odd:
+        raise GpudbError(f"predictor name {odd[0]!r} is not a plain SQL identifier")
+    lines = []
+    for line in sql.split("\n"):
+        if _PER_PREDICTOR in line:
+            line = line.rstrip()
+            template, comma = (line[:-1], ",") if line.endswith(",") else (line, "")
+            line = ",\n".join(template.replace(_PER_PREDICTOR, n) for n in names()) + comma
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _parse(path: Path) -> StoredQuery:
-    sql = path.read_text()
+    sql = _per_predictor(path.read_text())
     described = _DESCRIPTION.match(sql)
     description = " ".join(described.group(1).split()) if described else ""
     params: list[str] = []

@@ -14,21 +14,15 @@ WITH wu_pick AS (
                 ELSE error('no wu model ''' || CAST(:model_id AS TEXT) || ''' (see table wu_model)')
            END AS model_id
 ),
--- Wu et al.'s rows: view prediction's (each GPU's latest model), or those of -p model_id
-scaling_error AS (
-    SELECT * FROM core_scaling_error
-    WHERE predictor <> 'wu' OR (SELECT model_id FROM wu_pick) IS NULL
-    UNION ALL BY NAME
-    SELECT * EXCLUDE (model_id) FROM wu_core_scaling_error
-    WHERE model_id = CAST(:model_id AS TEXT)
-),
 scored AS (
     SELECT predictor, target_core_mhz, pe
-    FROM scaling_error
+    FROM core_scaling_error
     WHERE granularity = coalesce(CAST(:granularity AS TEXT), 'run')
       AND base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), top_core_mhz)
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
+      -- Wu et al.'s rows of one model: -p model_id's, else each GPU's latest
+      AND coalesce(model_id = (SELECT model_id FROM wu_pick), is_current, true)
 )
 SELECT
     predictor,

@@ -1,6 +1,6 @@
 /* Per kernel, each predictor's mean absolute percentage error over all target core P-states
    (paper 000 figure 9), from the base core MHz; Wu et al.'s model counts only kernels it
-   was not trained on.
+   was not trained on. One column per registered predictor (gpudb/predictors), <name>_pct.
    Parameters: :granularity  'run' (default) or 'interval'
                :base_mhz  base core MHz (default: each GPU's highest core P-state)
                :gpu_id    one GPU (default: every GPU)
@@ -14,37 +14,21 @@ WITH wu_pick AS (
                 ELSE error('no wu model ''' || CAST(:model_id AS TEXT) || ''' (see table wu_model)')
            END AS model_id
 ),
--- Wu et al.'s rows: view prediction's (each GPU's latest model), or those of -p model_id
-scaling_error AS (
-    SELECT * FROM core_scaling_error
-    WHERE predictor <> 'wu' OR (SELECT model_id FROM wu_pick) IS NULL
-    UNION ALL BY NAME
-    SELECT * EXCLUDE (model_id) FROM wu_core_scaling_error
-    WHERE model_id = CAST(:model_id AS TEXT)
-),
 scored AS (
     SELECT gpu_id, kernel_id, predictor, ape
-    FROM scaling_error
+    FROM core_scaling_error
     WHERE granularity = coalesce(CAST(:granularity AS TEXT), 'run')
       AND base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), top_core_mhz)
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
+      -- Wu et al.'s rows of one model: -p model_id's, else each GPU's latest
+      AND coalesce(model_id = (SELECT model_id FROM wu_pick), is_current, true)
 )
 SELECT
     s.gpu_id,
     s.kernel_id,
     any_value(k.category) AS category,
-    avg(ape) FILTER (WHERE predictor = 'proportional') AS proportional_pct,
-    avg(ape) FILTER (WHERE predictor = 'stall') AS stall_pct,
-    avg(ape) FILTER (WHERE predictor = 'lead') AS lead_pct,
-    avg(ape) FILTER (WHERE predictor = 'miss') AS miss_pct,
-    avg(ape) FILTER (WHERE predictor = 'crit') AS crit_pct,
-    avg(ape) FILTER (WHERE predictor = 'critbw') AS critbw_pct,
-    avg(ape) FILTER (WHERE predictor = 'crisp') AS crisp_pct,
-    avg(ape) FILTER (WHERE predictor = 'crispl') AS crispl_pct,
-    avg(ape) FILTER (WHERE predictor = 'crisp_gpudb') AS crisp_gpudb_pct,
-    avg(ape) FILTER (WHERE predictor = 'crispl_gpudb') AS crispl_gpudb_pct,
-    avg(ape) FILTER (WHERE predictor = 'wu') AS wu_pct
+    avg(ape) FILTER (WHERE predictor = '{predictor}') AS {predictor}_pct
 FROM scored AS s
 JOIN kernel AS k USING (kernel_id)
 GROUP BY s.gpu_id, s.kernel_id

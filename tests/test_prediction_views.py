@@ -129,3 +129,34 @@ def test_materialized_table_is_readable_without_gpudb_and_goes_stale(tiny_db, ti
     ingest(con, [other], load_mapping(tiny_files[1]))
     assert status(con).startswith("stale: run")
     con.close()
+
+
+def test_core_scaling_error_holds_every_wu_model_and_marks_each_gpus_latest(fresh_db):
+    pytest.importorskip("sklearn", reason="training needs the gpudb[ml] extra (scikit-learn)")
+    from gpudb.wu_model import train_wu
+    from test_wu_model import add_pstates, build_synthetic
+
+    build_synthetic(fresh_db)
+    con = gpudb.connect(fresh_db)
+    add_pstates(con)
+    first = train_wu(con, "toy", seed=1, clusters=2, train_fraction=0.5)
+    second = train_wu(con, "toy", seed=2, clusters=2, train_fraction=0.5)
+    kinds = {(p, m, c) for p, m, c in con.execute(
+        "SELECT DISTINCT predictor, model_id, is_current FROM core_scaling_error").fetchall()}
+    # the analytic predictors have no model (here only proportional has its inputs)
+    assert kinds == {("proportional", None, None), ("wu", first.model_id, False),
+                     ("wu", second.model_id, True)}
+    for model in (first, second):  # each model's kernels outside its training split
+        kernels = con.execute("SELECT DISTINCT kernel_id FROM core_scaling_error "
+                              "WHERE model_id = ?", [model.model_id]).fetchall()
+        assert sorted(k for (k,) in kernels) == sorted(model.validation_kernels)
+    # the current model's rows are view prediction's Wu rows that core scaling scores
+    columns = "run_id, target_core_mhz, predicted_ns, actual_ns"
+    current = con.execute(f"SELECT {columns} FROM core_scaling_error WHERE predictor = 'wu' "
+                          "AND is_current ORDER BY ALL").fetchall()
+    expected = con.execute(f"""SELECT {columns} FROM prediction WHERE predictor = 'wu'
+        AND NOT in_training AND target_core_mhz <> base_core_mhz
+        AND target_mem_mhz = base_mem_mhz AND target_n_sm IS NOT DISTINCT FROM base_n_sm
+        AND predicted_ns IS NOT NULL AND actual_ns IS NOT NULL ORDER BY ALL""").fetchall()
+    con.close()
+    assert current == expected and len(current) == 3

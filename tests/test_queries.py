@@ -8,10 +8,12 @@ from collections import defaultdict
 import pytest
 
 import gpudb
+from gpudb import predictors
 from gpudb.db import GpudbError
 from gpudb.ingest import ingest
 from gpudb.mapping import load_mapping
-from gpudb.queries import get_query, run_query, stored_queries
+from gpudb.predictors import Predictor, names
+from gpudb.queries import _per_predictor, get_query, run_query, stored_queries
 from conftest import MAPPINGS, real_file
 
 
@@ -36,6 +38,41 @@ def test_parameters_are_parsed_and_unknown_ones_refused():
         query.bind({"gpu": "v100"})
     with pytest.raises(GpudbError, match="no stored query 'nope'"):
         get_query("nope")
+
+
+def test_a_predictor_line_is_written_once_per_registered_predictor():
+    sql = _per_predictor("SELECT\n    a,\n    f('{predictor}') AS {predictor}_x,\n    b\n"
+                         "FROM t GROUP BY g({predictor}_x)  \n")
+    copies = [f"    f('{n}') AS {n}_x" for n in names()]
+    groups = [f"FROM t GROUP BY g({n}_x)" for n in names()]
+    assert sql == "SELECT\n    a,\n" + ",\n".join(copies) + ",\n    b\n" + ",\n".join(groups) + "\n"
+    assert _per_predictor("SELECT 1") == "SELECT 1"
+
+
+@pytest.mark.parametrize("name, fixed, suffix", [
+    ("mape_by_kernel", ["gpu_id", "kernel_id", "category"], "_pct"),
+    ("prediction_curve", ["gpu_id", "kernel_id", "base_mem_mhz", "target_core_mhz", "actual_ns"],
+     "_ns"),
+])
+def test_a_column_per_registered_predictor_and_one_more_for_a_new_one(query_db, monkeypatch,
+                                                                      name, fixed, suffix):
+    con = gpudb.connect(query_db, read_only=True)
+    columns, rows = run_query(con, name)
+    # the names users' scripts read (proportional_pct, ..., wu_pct), in the registry's order
+    assert columns == fixed + [f"{p}{suffix}" for p in names()]
+    assert "crisp" + suffix in columns and "wu" + suffix in columns
+    assert any(r[columns.index("crisp" + suffix)] is not None for r in rows)
+    # a predictor registered at runtime (no view, so no predictions) gets its column
+    # without an edit to the query
+    extra = Predictor(name="extra", title="a new predictor", paper="none", order=10_000)
+    registered = predictors.registry()
+    monkeypatch.setattr(predictors, "registry", lambda: (*registered, extra))
+    again, extra_rows = run_query(con, name)
+    con.close()
+    assert again == columns + ["extra" + suffix]
+    assert len(extra_rows) == len(rows) and all(r[-1] is None for r in extra_rows)
+    key = len(fixed) - 1 if name == "prediction_curve" else 2
+    assert [r[:key] for r in extra_rows] == [r[:key] for r in rows]
 
 
 def test_best_setting_on_tiny_data_by_hand(tiny_db):

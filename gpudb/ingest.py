@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -70,7 +70,6 @@ class FileReport:
     runs_present: int = 0
     metrics_added: int = 0
     skipped_reason: str | None = None
-    ignored_text_columns: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -79,7 +78,6 @@ class _Staged:
     sha256: str
     table: pa.Table
     metric_columns: list[str]
-    text_columns: list[str]
     runs: str = ""  # temporary table of the file's run rows (see _stage_runs)
 
 
@@ -151,13 +149,12 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
     counts = first_row(con.execute("SELECT " + ", ".join(
         f"count(*) FILTER (WHERE {_bad_number(c)}), count({q(c)})" for c in to_check)
         + f" FROM {view}"))
-    metric_columns, text_columns = [], []
+    metric_columns = []
     for i, column in enumerate(to_check):
         bad, present = counts[2 * i], counts[2 * i + 1]
         is_required = i < len(numeric)
         if not is_required and (present == 0 or (bad == present and column not in typed)):
-            text_columns.append(column)  # wholly non-numeric (or empty): not a metric
-            continue
+            continue  # wholly non-numeric (or empty): not a metric
         if bad:
             row, value = first_row(con.execute(
                 f"SELECT {ROW}, {q(column)}::VARCHAR FROM {view} WHERE "
@@ -188,7 +185,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
             raise IngestError(f"{_where(path, hit[0], mapping.n_sm.column)}: {hit[1]!r} "
                               "is not a whole number of SMs")
 
-    return _Staged(path, "", table, metric_columns, text_columns)
+    return _Staged(path, "", table, metric_columns)
 
 
 def _num(measure) -> str:
@@ -322,7 +319,6 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             stage.runs = f"_gpudb_runs_{i}"
             _stage_runs(con, mapping, stage, view, exp_id, now)
             report.rows = stage.table.num_rows
-            report.ignored_text_columns = [c for c in stage.text_columns]
             staged.append((report, stage, view))
         if not staged:
             return reports

@@ -353,19 +353,20 @@ def _tables(model_id: str, data: _Data, sets: list[_ClusterSet], train: list[str
 
     for s in sets:
         key = (s.quantity, s.kind, s.n_sm)
-        for name, value in zip(("quantity", "set_kind", "set_n_sm"), key):
+        for name, value in zip(("quantity", "set_kind", "set_n_sm"), key, strict=True):
             cluster_set[name].append(value)
         cluster_set["n_clusters"].append(len(s.centroids))
         cluster_set["inertia"].append(s.inertia)
         layout = steps(s.kind)
         for k, vector in enumerate(s.centroids):
-            for (axis, fixed, lo, hi), scale in zip(layout, vector):
+            for (axis, fixed, lo, hi), scale in zip(layout, vector, strict=True):
                 for name, value in zip(("quantity", "set_kind", "set_n_sm", "cluster", "axis",
                                         "fixed_mhz", "from_value", "to_value", "scale"),
-                                       (*key, k, axis, fixed, lo, hi, float(scale))):
+                                       (*key, k, axis, fixed, lo, hi, float(scale)),
+                                       strict=True):
                     centroid[name].append(value)
-        for kernel, label in zip(train, s.labels):
-            for name, value in zip(assignment, (*key, kernel, int(label))):
+        for kernel, label in zip(train, s.labels, strict=True):
+            for name, value in zip(assignment, (*key, kernel, int(label)), strict=True):
                 assignment[name].append(value)
         if s.layers is not None:
             w1, b1, w2, b2 = s.layers
@@ -508,46 +509,17 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
     if clusters < 1:
         raise GpudbError(f"clusters must be at least 1, got {clusters}")
     sk = _sklearn()
-    notes = []
     data = _load_grid(con, gpu_id, power)
-    if base is None:
-        base = (int(data.cu[-1]), float(data.core[-1]), float(data.mem[-1]))
-    base = (int(base[0]), float(base[1]), float(base[2]))
-    try:
-        base_idx = (int(np.flatnonzero(data.cu == base[0])[0]),
-                    int(np.flatnonzero(data.core == base[1])[0]),
-                    int(np.flatnonzero(data.mem == base[2])[0]))
-    except IndexError:
-        raise GpudbError(f"base setting {base} (SMs, core MHz, memory MHz) is not on the grid of "
-                         f"{gpu_id!r}: SMs {data.cu.astype(int).tolist()}, core "
-                         f"{data.core.tolist()}, memory {data.mem.tolist()}") from None
+    base, base_idx = _base_setting(data, gpu_id, base)
     # dict.fromkeys: a name given twice would be two inputs fed the same value
     features = (list(dict.fromkeys(features)) if features
                 else default_features(con, gpu_id, base))
     measured = _base_features(con, gpu_id, base, features)
-    excluded = dict(data.excluded)
-    for kernel in data.kernels:
-        if kernel not in excluded and kernel not in measured:
-            excluded[kernel] = "a feature is missing at the base setting"
-    eligible = [k for k in data.kernels if k not in excluded]
-    if not eligible:
-        raise GpudbError(f"no kernel of {gpu_id!r} has both a full grid and every feature")
+    excluded, eligible = _eligible(data, measured, gpu_id)
     train, validation = _split(eligible, train_fraction, seed)
-
-    x_raw = np.stack([measured[k] for k in train])
-    low, high = x_raw.min(axis=0), x_raw.max(axis=0)
-    x = wu.normalise(x_raw, low, high)
-    index = {k: i for i, k in enumerate(data.kernels)}
-    train_idx = np.array([index[k] for k in train])
     quantities = ["time", "power"] if power else ["time"]
-    sets, oracle = [], {}
-    # The problems are tiny: BLAS/OpenMP threads cost far more than they save (15x slower
-    # with 2 threads on a 2-core machine).
-    with sk[-1](limits=1):
-        for quantity in quantities:
-            quantity_sets, oracle[quantity] = _sets(data, quantity, train_idx, base_idx, x,
-                                                    clusters, seed, sk)
-            sets += quantity_sets
+    sets, oracle, low, high = _fit(data, measured, train, base_idx, quantities, clusters, seed,
+                                   sk)
 
     version, *_ = sk
     trainer = (f"scikit-learn {version}: KMeans(n_init={KMEANS_INITS}), MLPClassifier(hidden="
@@ -566,6 +538,79 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
         "oracle_time_mape_pct": oracle["time"], "oracle_power_mape_pct": oracle.get("power"),
     }
     tables = _tables(model_id, data, sets, train, train + validation, features, low, high)
+    errors = _store_and_validate(con, model_row, tables, power, started)
+    notes = ([] if validation else
+             ["no validation kernels (train fraction 1): validation error undefined"])
+    return WuReport(
+        model_id=model_id, gpu_id=gpu_id, base=base, clusters=clusters, seed=seed,
+        train_fraction=train_fraction, features=features, quantities=quantities,
+        train_kernels=train, validation_kernels=validation, excluded=excluded,
+        grid=(len(data.cu), len(data.core), len(data.mem)),
+        cluster_counts={f"{s.quantity}/{s.kind}" + (f"@{s.n_sm}" if s.n_sm else ""):
+                        len(s.centroids) for s in sets},
+        oracle_time_mape_pct=oracle["time"], oracle_power_mape_pct=oracle.get("power"),
+        seconds=time.perf_counter() - started, notes=notes, **errors)
+
+
+def _base_setting(data: _Data, gpu_id: str, base: tuple[int, float, float] | None
+                  ) -> tuple[tuple[int, float, float], tuple[int, int, int]]:
+    """The base setting (None: the grid's highest) and its (cu, core, mem) index on the grid."""
+    if base is None:
+        base = (int(data.cu[-1]), float(data.core[-1]), float(data.mem[-1]))
+    base = (int(base[0]), float(base[1]), float(base[2]))
+    try:
+        base_idx = (int(np.flatnonzero(data.cu == base[0])[0]),
+                    int(np.flatnonzero(data.core == base[1])[0]),
+                    int(np.flatnonzero(data.mem == base[2])[0]))
+    except IndexError:
+        raise GpudbError(f"base setting {base} (SMs, core MHz, memory MHz) is not on the grid of "
+                         f"{gpu_id!r}: SMs {data.cu.astype(int).tolist()}, core "
+                         f"{data.core.tolist()}, memory {data.mem.tolist()}") from None
+    return base, base_idx
+
+
+def _eligible(data: _Data, measured: dict[str, np.ndarray],
+              gpu_id: str) -> tuple[dict[str, str], list[str]]:
+    """(kernel -> why it is left out, the kernels left to split): a kernel needs the full grid
+    of runs (and energy, for power) and every feature at the base setting."""
+    excluded = dict(data.excluded)
+    for kernel in data.kernels:
+        if kernel not in excluded and kernel not in measured:
+            excluded[kernel] = "a feature is missing at the base setting"
+    eligible = [k for k in data.kernels if k not in excluded]
+    if not eligible:
+        raise GpudbError(f"no kernel of {gpu_id!r} has both a full grid and every feature")
+    return excluded, eligible
+
+
+def _fit(data: _Data, measured: dict[str, np.ndarray], train: list[str],
+         base_idx: tuple[int, int, int], quantities: list[str], clusters: int, seed: int,
+         sk) -> tuple[list[_ClusterSet], dict[str, float], np.ndarray, np.ndarray]:
+    """Fit the model on the training kernels: (cluster sets with their networks, oracle
+    classifier's training MAPE (%) per quantity, and the features' min-max normalisation
+    bounds, low and high)."""
+    x_raw = np.stack([measured[k] for k in train])
+    low, high = x_raw.min(axis=0), x_raw.max(axis=0)
+    x = wu.normalise(x_raw, low, high)
+    index = {k: i for i, k in enumerate(data.kernels)}
+    train_idx = np.array([index[k] for k in train])
+    sets, oracle = [], {}
+    # The problems are tiny: BLAS/OpenMP threads cost far more than they save (15x slower
+    # with 2 threads on a 2-core machine).
+    with sk[-1](limits=1):
+        for quantity in quantities:
+            quantity_sets, oracle[quantity] = _sets(data, quantity, train_idx, base_idx, x,
+                                                    clusters, seed, sk)
+            sets += quantity_sets
+    return sets, oracle, low, high
+
+
+def _store_and_validate(con, model_row: dict, tables: dict[str, pa.Table], power: bool,
+                        started: float) -> dict[str, float | None]:
+    """Store the model, then measure its training and validation MAPE (%) with view pred_wu on
+    the stored rows and record them with the training time, in one transaction. Returns the
+    four errors by WuReport field name."""
+    model_id = model_row["model_id"]
     with atomic(con):
         _store(con, model_row, tables)
         rows = _kernel_errors(con, model_id)
@@ -579,17 +624,7 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
         con.execute("UPDATE wu_model SET val_time_mape_pct = ?, val_power_mape_pct = ?, "
                     "train_time_mape_pct = ?, train_power_mape_pct = ?, train_seconds = ? "
                     "WHERE model_id = ?", [*errors.values(), seconds, model_id])
-    if not validation:
-        notes.append("no validation kernels (train fraction 1): validation error undefined")
-    return WuReport(
-        model_id=model_id, gpu_id=gpu_id, base=base, clusters=clusters, seed=seed,
-        train_fraction=train_fraction, features=features, quantities=quantities,
-        train_kernels=train, validation_kernels=validation, excluded=excluded,
-        grid=(len(data.cu), len(data.core), len(data.mem)),
-        cluster_counts={f"{s.quantity}/{s.kind}" + (f"@{s.n_sm}" if s.n_sm else ""):
-                        len(s.centroids) for s in sets},
-        oracle_time_mape_pct=oracle["time"], oracle_power_mape_pct=oracle.get("power"),
-        seconds=time.perf_counter() - started, notes=notes, **errors)
+    return errors
 
 
 def parse_base(text: str | None) -> tuple[int, float, float] | None:

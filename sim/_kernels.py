@@ -1,8 +1,10 @@
 """Jitted core of the simulator: ``@njit(cache=True)`` code only, structure-of-arrays inputs.
 
-Every function here takes ndarrays and scalars; :mod:`sim.model` validates, allocates and
-seeds them. The whole call graph of :func:`advance` lives in this one module because numba's
-cache does not notice an edit to a jitted callee in another module (DESIGN.md section 7).
+Every function here takes scalars and ndarrays, the state grouped in four namedtuples of
+arrays (:data:`Gpu`, :data:`Program`, :data:`SmState`, :data:`Counters`); :mod:`sim.model`
+validates, allocates and seeds them. The whole call graph of :func:`advance` lives in this
+one module because numba's cache does not notice an edit to a jitted callee in another module
+(DESIGN.md section 7).
 :mod:`sim.reference` runs these same functions as plain Python for small cases.
 
 Time: the SMs run in core cycles (int64, ``t``); interconnect/L2 and DRAM latencies are in ns
@@ -19,9 +21,11 @@ tests check that both give identical counters.
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
+from numba.core.cpu import CPUTargetOptions
 
 # Instruction opcodes of a warp program.
 OP_ALU = 0
@@ -112,7 +116,8 @@ SI_CTA_EV = 18         # earliest completion of a CTA whose warps all retired
 SI_LCP_SLOT = 19       # the adjusted LCP with stalls weighted by idle issue slots, in slots
 SI_MSHR_OCC = 20       # cycles x MSHRs held by this interval's misses (miss to data return)
 SI_SQ_OCC = 21         # cycles x store-queue entries held by this interval's stores (to ack)
-N_SI = 22
+SI_LAUNCHED = 22       # 1 if CTAs were launched on this SM at the start of the current cycle
+N_SI = 23
 
 # Warp states.
 W_EMPTY = 0
@@ -214,9 +219,53 @@ _U_31 = np.uint64(31)
 _U_11 = np.uint64(11)
 
 
-# Helpers are inlined into their callers (inline='always'): a call to a jitted function costs
-# ~12 ns per array argument in reference counting, which dominated the hot loop otherwise.
+# The state advance() works on, in four groups of arrays. numba passes a namedtuple of arrays
+# as a plain (heterogeneous) tuple: with reference counting off (see _INLINE) a group costs
+# nothing over separate arguments, and unlike a jitclass it can be cached. sim.model builds
+# them once per run around the arrays it allocated; the functions here mutate them in place.
+Gpu = namedtuple("Gpu", ["fp", "gi", "chn"])
+"""GPU-wide: parameters and setting ``fp`` (G_*, R_*), kernel scalars and global state ``gi``
+(K_*, GS_*), DRAM channels ``chn`` (CH_*)."""
+Program = namedtuple("Program", ["pi", "pf"])
+"""The warp program every warp runs: ``pi`` (PI_*) and ``pf`` (PF_*)."""
+SmState = namedtuple("SmState", ["si", "wi", "done", "ci", "mi", "qrel", "rng"])
+"""Per-SM state, first index the SM: scalars ``si`` (SI_*), warps ``wi`` (WI_*) and their
+scoreboard ``done`` (result cycle of each instruction), CTA slots ``ci`` (CI_*), MSHRs ``mi``
+(MI_*), store-queue release cycles ``qrel`` (-1 free), random streams ``rng``."""
+Counters = namedtuple("Counters", ["acc", "sg"])
+"""The interval's counters ``acc`` (A_*), and per SM ``sg``, the classification of its last
+processed idle cycle (A_CLASS0.., repeated for its skipped cycles by _flush)."""
+
+# What one cycle's warp scheduler scan found (returned by _issue).
+Scan = namedtuple("Scan", [
+    "n_iss",        # warp instructions issued
+    "mem_raw",      # a warp waits for a global load's result (RAW on the LSU)
+    "alu_raw",      # a warp waits for an ALU/SFU/shared result (arithmetic RAW)
+    "struct",       # a ready instruction found its ALU/SFU busy (structural hazard)
+    "lsu_new",      # a memory instruction entered the LSU this cycle
+    "lsu_blocked",  # a ready memory instruction found the LSU busy
+    "n_act",        # Equalizer's warp counts (paper 001 section IV): active warps,
+    "n_wait",       # ... those waiting for an operand,
+    "n_xalu",       # ... those ready for an arithmetic unit but not issued,
+    "n_xmem",       # ... those ready for the LSU but not issued
+    "ev",           # earliest cycle a waiting warp's operand or the busy SFU frees up
+])
+
+# What _unit_issue answers.
+U_ISSUED = 0
+U_UNIT_BUSY = 1        # structural hazard: the ALU width is used up or the SFU is busy
+U_LSU_BUSY = 2         # the LSU is still processing another memory instruction
+
+# Helpers are inlined into their callers (inline='always'), and the three public kernels are
+# compiled without numba's reference counting (_nrt=False): they only borrow arrays that
+# sim.model owns, and allocate none (numba refuses to compile an allocation without it). With
+# it, every array entering a helper, alone or in a namedtuple, cost an atomic increment and
+# decrement (numba's pruning of those fails on branchy code): small helpers in the hot loop
+# ran several times slower than the same code inline, and the simulator as a whole 1.3-6x.
+# _nrt is a private numba option (numba 0.60-0.68 have it); should a release drop
+# it, the kernels compile with reference counting (slower, same results) rather than fail.
 _INLINE = "always"
+_NO_REFCOUNT = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
 
 
 @njit(cache=True, inline=_INLINE)
@@ -272,9 +321,12 @@ def _l2_return(t, fp):
     return t + _cyc(fp[G_L2_CYC]) + _ns_to_cycles(fp[G_L2_NS], fp)
 
 
+# --- CTAs: launch, retire, complete ---------------------------------------------------------
+
 @njit(cache=True, inline=_INLINE)
-def _launch(s, t, gi, pi, si, wi, done, ci):
+def _launch(s, t, gpu, prog, sms):
     """Place the grid's next CTA in a free slot of SM s."""
+    gi, si, wi, done, ci = gpu.gi, sms.si, sms.wi, sms.done, sms.ci
     nwpc = gi[K_WPC]
     c = 0
     while ci[s, c, CI_ST] != 0:
@@ -285,7 +337,7 @@ def _launch(s, t, gi, pi, si, wi, done, ci):
     ci[s, c, CI_DONE] = t
     for w in range(c * nwpc, (c + 1) * nwpc):
         wi[s, w, WI_ST] = W_ACTIVE
-        wi[s, w, WI_PC] = pi[PI_PH_START, 0]
+        wi[s, w, WI_PC] = prog.pi[PI_PH_START, 0]
         wi[s, w, WI_PH] = 0
         wi[s, w, WI_IT] = 0
         wi[s, w, WI_LD] = t
@@ -298,19 +350,21 @@ def _launch(s, t, gi, pi, si, wi, done, ci):
 
 
 @njit(cache=True, inline=_INLINE)
-def _dispatch(s, t, gi, pi, si, wi, done, ci):
+def _dispatch(s, t, gpu, prog, sms):
     """Fill SM s up to the CTA limit (the limit only gates new launches). True if any."""
+    gi, si = gpu.gi, sms.si
     limit = min(gi[GS_CTA_LIMIT], gi[K_SLOTS])
     launched = False
     while si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
-        _launch(s, t, gi, pi, si, wi, done, ci)
+        _launch(s, t, gpu, prog, sms)
         launched = True
     return launched
 
 
 @njit(cache=True, inline=_INLINE)
-def _retire(s, w, gi, si, wi, ci):
+def _retire(s, w, gi, sms):
     """Warp w has issued everything: its CTA completes when all its warps' results are in."""
+    si, wi, ci = sms.si, sms.wi, sms.ci
     wi[s, w, WI_ST] = W_RETIRED
     si[s, SI_LIVE] -= 1
     c = w // gi[K_WPC]
@@ -324,7 +378,31 @@ def _retire(s, w, gi, si, wi, ci):
 
 
 @njit(cache=True, inline=_INLINE)
-def _releases(s, t, width, si, mi, qrel):
+def _complete_ctas(s, t, gi, sms):
+    """Free the slots of CTAs whose last results arrived by cycle t."""
+    si, wi, ci = sms.si, sms.wi, sms.ci
+    if t < si[s, SI_CTA_EV]:
+        return
+    nxt = BIG
+    nwpc = gi[K_WPC]
+    for c in range(ci.shape[1]):
+        if ci[s, c, CI_ST] != 2:
+            continue
+        if ci[s, c, CI_DONE] <= t:
+            ci[s, c, CI_ST] = 0
+            for w in range(c * nwpc, (c + 1) * nwpc):
+                wi[s, w, WI_ST] = W_EMPTY
+            si[s, SI_N_CTAS] -= 1
+            gi[GS_CTAS_DONE] += 1
+        elif ci[s, c, CI_DONE] < nxt:
+            nxt = ci[s, c, CI_DONE]
+    si[s, SI_CTA_EV] = nxt
+
+
+# --- Start of an SM's cycle: skipped cycles, returning requests -----------------------------
+
+@njit(cache=True, inline=_INLINE)
+def _releases(s, t, width, sms):
     """Free MSHRs and store-queue entries whose request completed by cycle t.
 
     A returning load i updates CRIT's P_global = max(P_global, P_i + L_i) (paper 004 section
@@ -332,6 +410,7 @@ def _releases(s, t, width, si, mi, qrel):
     L_i counted from the L1 miss (paper 000 section 2.2). The issue-slot LCP counts in slots
     (``width`` per cycle), so its latencies are scaled by ``width``.
     """
+    si, mi, qrel = sms.si, sms.mi, sms.qrel
     if t >= si[s, SI_MSHR_NEXT]:
         nxt = BIG
         for k in range(mi.shape[1]):
@@ -366,33 +445,13 @@ def _releases(s, t, width, si, mi, qrel):
 
 
 @njit(cache=True, inline=_INLINE)
-def _complete_ctas(s, t, gi, si, wi, ci):
-    """Free the slots of CTAs whose last results arrived by cycle t."""
-    if t < si[s, SI_CTA_EV]:
-        return
-    nxt = BIG
-    nwpc = gi[K_WPC]
-    for c in range(ci.shape[1]):
-        if ci[s, c, CI_ST] != 2:
-            continue
-        if ci[s, c, CI_DONE] <= t:
-            ci[s, c, CI_ST] = 0
-            for w in range(c * nwpc, (c + 1) * nwpc):
-                wi[s, w, WI_ST] = W_EMPTY
-            si[s, SI_N_CTAS] -= 1
-            gi[GS_CTAS_DONE] += 1
-        elif ci[s, c, CI_DONE] < nxt:
-            nxt = ci[s, c, CI_DONE]
-    si[s, SI_CTA_EV] = nxt
-
-
-@njit(cache=True, inline=_INLINE)
-def _flush(s, b, fp, si, sg, acc):
+def _flush(s, b, fp, sms, cnt):
     """Count SM s's skipped cycles up to b (inclusive) with its last idle classification.
 
     Equalizer samples every G_EQ_PERIOD cycles (paper 001 section IV): each multiple of the
     period inside the gap is one sample of the unchanged warp states.
     """
+    si, sg, acc = sms.si, cnt.sg, cnt.acc
     a = si[s, SI_GAP]
     if b < a:
         return
@@ -413,127 +472,144 @@ def _flush(s, b, fp, si, sg, acc):
     si[s, SI_GAP] = b + 1
 
 
-@njit(cache=True, inline=_INLINE)
-def _lsu(s, t, fp, gi, pi, pf, si, acc, wi, done, ci, mi, qrel, chn, rng):
-    """One cycle of the load/store unit: one transaction of its current instruction.
+# --- Issue: scoreboard, units, warp scheduler -----------------------------------------------
 
-    Returns 0 idle, 1 a transaction went out, 2 blocked on full MSHRs, 3 blocked on a full
-    store queue. A load transaction hits L1 (L1_LAT cycles) or misses: it then needs an MSHR,
-    held until the data returns from L2 or DRAM. A store transaction needs a store-queue entry,
-    held until the write is acknowledged by L2 or, for the fraction written through, by DRAM.
+@njit(cache=True, inline=_INLINE)
+def _operand_wait(s, w, t, pi, wi, done):
+    """When warp w's next instruction has its operands, and whether it waits for a load.
+
+    The scoreboard: an instruction is ready when its producers' results are in (done <= t), so
+    a returned cycle <= t means ready. A wait found is cached in WI_WAIT and WI_WMEM: a warp's
+    results only change when it issues or when the LSU completes one of its loads (which
+    clears the cache).
     """
-    w = si[s, SI_LSU_W]
-    if w < 0:
-        return 0
-    i = si[s, SI_LSU_I]
-    o = pi[PI_OP, i]
-    if o == OP_LD:
-        if si[s, SI_LSU_PEND] < 0:
-            p = pf[PF_L1, i]
-            if gi[K_FOOT] > 0:
-                # Resident warps' footprint beyond L1 capacity lowers the hit rate.
-                cap = fp[G_L1_BYTES] / (si[s, SI_N_CTAS] * gi[K_WPC] * gi[K_FOOT])
-                if cap < 1.0:
-                    p *= cap
-            si[s, SI_LSU_PEND] = 1 if _uniform(rng, s) < p else 0
-        if si[s, SI_LSU_PEND] == 1:
-            ret = t + _cyc(fp[G_L1_LAT])
-            acc[A_L1_ACC] += 1
-            acc[A_L1_HIT] += 1
-        else:
-            if si[s, SI_MSHR_BUSY] >= int(fp[G_N_MSHR]):
-                return 2
-            acc[A_L1_ACC] += 1
-            acc[A_L2_ACC] += 1
-            if _uniform(rng, s) < pf[PF_L2, i]:
-                acc[A_L2_HIT] += 1
-                ret = _l2_return(t, fp)
-            else:
-                acc[A_DRAM_RD] += 1
-                ret = _dram_return(t, fp, chn, _uniform(rng, s))
-            k = 0
-            while mi[s, k, MI_REL] >= 0:
-                k += 1
-            if si[s, SI_LEAD_UNTIL] <= t:
-                # A miss while no leading load is outstanding starts a new cluster: it is a
-                # leading load (LEAD) and a contributor miss (MISS), counted from the L1 miss
-                # (paper 000 section 2). Misses overlapping the leading load are not, even if
-                # they outlive it: in figure 6, D leads after B returns although C is still
-                # outstanding (LEAD = A + B + D = 18, MISS = 3 misses).
-                si[s, SI_LEAD_UNTIL] = ret
-                acc[A_MISS] += 1
-            mi[s, k, MI_REL] = ret
-            mi[s, k, MI_MISS] = t
-            si[s, SI_MSHR_OCC] += ret - t
-            # CRIT and CRISP copy the running critical path into the miss's timestamp.
-            mi[s, k, MI_TSC] = si[s, SI_CRIT]
-            mi[s, k, MI_TSL] = si[s, SI_LCP]
-            mi[s, k, MI_TSL_SLOT] = si[s, SI_LCP_SLOT]
-            si[s, SI_MSHR_BUSY] += 1
-            if ret < si[s, SI_MSHR_NEXT]:
-                si[s, SI_MSHR_NEXT] = ret
-        si[s, SI_LSU_PEND] = -1
-        acc[A_GLD_TRANS] += 1
-    elif o == OP_ST:
-        if si[s, SI_SQ_BUSY] >= int(fp[G_SQ_SIZE]):
-            return 3
-        acc[A_L2_ACC] += 1
-        if _uniform(rng, s) < pf[PF_WR, i]:
-            acc[A_DRAM_WR] += 1
-            ack = _dram_return(t, fp, chn, _uniform(rng, s))
-        else:
-            acc[A_L2_HIT] += 1
-            ack = _l2_return(t, fp)
-        k = 0
-        while qrel[s, k] >= 0:
-            k += 1
-        qrel[s, k] = ack
-        si[s, SI_SQ_BUSY] += 1
-        si[s, SI_SQ_OCC] += ack - t
-        if ack < si[s, SI_SQ_NEXT]:
-            si[s, SI_SQ_NEXT] = ack
-        acc[A_GST_TRANS] += 1
-        ret = t
+    r = wi[s, w, WI_WAIT]
+    if r > t:
+        return r, wi[s, w, WI_WMEM] == 1
+    i = wi[s, w, WI_PC]
+    r = 0
+    on_load = False
+    d = pi[PI_DEP0, i]
+    if d >= 0 and done[s, w, d] > t:
+        r = done[s, w, d]
+        on_load = pi[PI_OP, d] == OP_LD
+    d = pi[PI_DEP1, i]
+    if d >= 0 and done[s, w, d] > t:
+        if done[s, w, d] > r:
+            r = done[s, w, d]
+        on_load = on_load or pi[PI_OP, d] == OP_LD
+    if r > t:
+        wi[s, w, WI_WAIT] = r
+        wi[s, w, WI_WMEM] = 1 if on_load else 0
+    return r, on_load
+
+
+@njit(cache=True, inline=_INLINE)
+def _unit_issue(s, w, i, o, t, n_alu, gpu, prog, sms, cnt):
+    """Hand warp w's ready instruction i (opcode o) to its unit at cycle t, if the unit is free.
+
+    ALU: at most G_ALU_WIDTH a cycle (``n_alu`` already went). SFU: one every G_SFU_II cycles.
+    Memory: the LSU takes a new instruction only once it has sent every transaction of the last
+    one (_lsu sends one a cycle; the result is pending, done = BIG, until then). A barrier needs
+    no unit. Sets the instruction's result cycle; returns U_ISSUED, U_UNIT_BUSY or U_LSU_BUSY.
+    """
+    fp, si, done, acc = gpu.fp, sms.si, sms.done, cnt.acc
+    if o == OP_ALU:
+        if n_alu >= int(fp[G_ALU_WIDTH]):
+            return U_UNIT_BUSY
+        done[s, w, i] = t + _cyc(fp[G_ALU_LAT])
+        acc[A_ALU] += 1
+    elif o == OP_SFU:
+        if si[s, SI_SFU_FREE] > t:
+            return U_UNIT_BUSY
+        done[s, w, i] = t + _cyc(fp[G_SFU_LAT])
+        si[s, SI_SFU_FREE] = t + _cyc(fp[G_SFU_II])
+        acc[A_SFU] += 1
+        acc[A_SFU_BUSY] += _cyc(fp[G_SFU_II])
+    elif o == OP_BAR:
+        done[s, w, i] = t
+        acc[A_BAR] += 1
     else:
-        acc[A_SH_TRANS] += 1
-        ret = t + _cyc(fp[G_SHARED_LAT])
-    acc[A_MEM_BUSY] += 1
-    if ret > si[s, SI_LSU_MAXRET]:
-        si[s, SI_LSU_MAXRET] = ret
-    si[s, SI_LSU_LEFT] -= 1
-    if si[s, SI_LSU_LEFT] == 0:
-        r = si[s, SI_LSU_MAXRET]
-        done[s, w, i] = r
-        if r > wi[s, w, WI_LD]:
-            wi[s, w, WI_LD] = r
-        si[s, SI_LSU_W] = -1
-        wi[s, w, WI_WAIT] = 0                  # its result is now known: re-check the warp
-        if wi[s, w, WI_ST] == W_LSU:
-            _retire(s, w, gi, si, wi, ci)
-    return 1
+        if si[s, SI_LSU_W] >= 0:
+            return U_LSU_BUSY
+        si[s, SI_LSU_W] = w
+        si[s, SI_LSU_I] = i
+        si[s, SI_LSU_LEFT] = prog.pi[PI_TRANS, i]
+        si[s, SI_LSU_MAXRET] = t
+        si[s, SI_LSU_PEND] = -1
+        done[s, w, i] = BIG
+        if o == OP_LD:
+            acc[A_GLD] += 1
+        elif o == OP_ST:
+            acc[A_GST] += 1
+        else:
+            acc[A_SHARED] += 1
+    return U_ISSUED
 
 
 @njit(cache=True, inline=_INLINE)
-def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, mi, qrel, chn,
-              rng):
-    """Simulate cycle t of SM s: schedule, issue, one LSU step, classify the cycle.
+def _next_instruction(s, w, o, is_mem, gi, pi, sms):
+    """Move warp w past the instruction (opcode o) it just issued.
 
-    The scheduler scans resident warps in loose round-robin order and issues up to
-    G_ISSUE_WIDTH ready instructions (at most G_ALU_WIDTH ALU ops, one new memory instruction
-    when the LSU is free, the SFU when it is free); an instruction is ready when the
-    scoreboard has its producers' results (done <= t). Returns the instructions issued.
+    The next instruction of the phase, else the next iteration of the phase's loop, else the
+    next phase. A barrier parks the warp until every warp of its CTA has arrived; a warp past
+    its last instruction retires, or waits in W_LSU while the LSU finishes its last memory
+    instruction (_lsu retires it).
     """
-    width = int(fp[G_ISSUE_WIDTH])
-    alu_width = int(fp[G_ALU_WIDTH])
+    wi, ci = sms.wi, sms.ci
     nwpc = gi[K_WPC]
-    nw = gi[K_SLOTS] * nwpc
-    sample = t % int(fp[G_EQ_PERIOD]) == 0
+    fin = False
+    ph = wi[s, w, WI_PH]
+    pc = wi[s, w, WI_PC] + 1
+    if pc == pi[PI_PH_START, ph] + pi[PI_PH_LEN, ph]:
+        wi[s, w, WI_IT] += 1
+        pc = pi[PI_PH_START, ph]
+        if wi[s, w, WI_IT] == pi[PI_PH_ITERS, ph]:
+            wi[s, w, WI_IT] = 0
+            wi[s, w, WI_PH] = ph + 1
+            if ph + 1 == gi[K_N_PH]:
+                fin = True
+            else:
+                pc = pi[PI_PH_START, ph + 1]
+    wi[s, w, WI_PC] = pc
+    if o == OP_BAR:
+        wi[s, w, WI_ST] = W_BARRIER
+        c = w // nwpc
+        ci[s, c, CI_BAR] += 1
+        if ci[s, c, CI_BAR] == nwpc:
+            ci[s, c, CI_BAR] = 0
+            for w2 in range(c * nwpc, (c + 1) * nwpc):
+                if wi[s, w2, WI_ST] != W_BARRIER:
+                    continue
+                if wi[s, w2, WI_PH] == gi[K_N_PH]:
+                    _retire(s, w2, gi, sms)
+                else:
+                    wi[s, w2, WI_ST] = W_ACTIVE
+    elif fin:
+        if is_mem:
+            wi[s, w, WI_ST] = W_LSU
+        else:
+            _retire(s, w, gi, sms)
+
+
+@njit(cache=True, inline=_INLINE)
+def _issue(s, t, sample, gpu, prog, sms, cnt):
+    """The warp scheduler of SM s at cycle t: issue up to G_ISSUE_WIDTH ready instructions.
+
+    Resident warps are scanned in loose round-robin order from SI_RR; a warp issues when its
+    operands are ready (_operand_wait) and its unit takes the instruction (_unit_issue). On an
+    Equalizer sample cycle the scan goes on past full issue to count every warp's state (paper
+    001 section IV); otherwise it stops there. Returns a Scan.
+    """
+    gi, si, wi, done, pi = gpu.gi, sms.si, sms.wi, sms.done, prog.pi
+    width = int(gpu.fp[G_ISSUE_WIDTH])
+    nw = gi[K_SLOTS] * gi[K_WPC]
     n_iss = 0
     n_alu = 0
     mem_raw = False
     alu_raw = False
-    lsu_new = False        # a memory instruction entered the LSU this cycle
-    lsu_blocked = False    # a ready memory instruction found the LSU busy
+    lsu_new = False
+    lsu_blocked = False
     struct = False
     n_act = 0
     n_wait = 0
@@ -549,33 +625,8 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
         if wi[s, w, WI_ST] != W_ACTIVE:
             continue
         n_act += 1
-        r = wi[s, w, WI_WAIT]
+        r, on_load = _operand_wait(s, w, t, pi, wi, done)
         if r > t:
-            # Still waiting as found earlier: a warp's results only change when it issues or
-            # when the LSU completes one of its loads (which clears the cache).
-            n_wait += 1
-            if wi[s, w, WI_WMEM] == 1:
-                mem_raw = True
-            else:
-                alu_raw = True
-            if r < ev:
-                ev = r
-            continue
-        i = wi[s, w, WI_PC]
-        r = 0
-        on_load = False
-        d = pi[PI_DEP0, i]
-        if d >= 0 and done[s, w, d] > t:
-            r = done[s, w, d]
-            on_load = pi[PI_OP, d] == OP_LD
-        d = pi[PI_DEP1, i]
-        if d >= 0 and done[s, w, d] > t:
-            if done[s, w, d] > r:
-                r = done[s, w, d]
-            on_load = on_load or pi[PI_OP, d] == OP_LD
-        if r > t:
-            wi[s, w, WI_WAIT] = r
-            wi[s, w, WI_WMEM] = 1 if on_load else 0
             n_wait += 1
             if on_load:
                 mem_raw = True
@@ -584,6 +635,7 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
             if r < ev:
                 ev = r
             continue
+        i = wi[s, w, WI_PC]
         o = pi[PI_OP, i]
         is_mem = o == OP_LD or o == OP_ST or o == OP_SH
         if n_iss >= width:
@@ -593,124 +645,213 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
             elif o != OP_BAR:
                 n_xalu += 1
             continue
+        u = _unit_issue(s, w, i, o, t, n_alu, gpu, prog, sms, cnt)
+        if u == U_UNIT_BUSY:
+            struct = True
+            n_xalu += 1
+            if o == OP_SFU and si[s, SI_SFU_FREE] < ev:
+                ev = si[s, SI_SFU_FREE]
+            continue
+        if u == U_LSU_BUSY:
+            n_xmem += 1
+            lsu_blocked = True
+            continue
         if o == OP_ALU:
-            if n_alu >= alu_width:
-                struct = True
-                n_xalu += 1
-                continue
             n_alu += 1
-            done[s, w, i] = t + _cyc(fp[G_ALU_LAT])
-            acc[A_ALU] += 1
-        elif o == OP_SFU:
-            if si[s, SI_SFU_FREE] > t:
-                struct = True
-                n_xalu += 1
-                if si[s, SI_SFU_FREE] < ev:
-                    ev = si[s, SI_SFU_FREE]
-                continue
-            done[s, w, i] = t + _cyc(fp[G_SFU_LAT])
-            si[s, SI_SFU_FREE] = t + _cyc(fp[G_SFU_II])
-            acc[A_SFU] += 1
-            acc[A_SFU_BUSY] += _cyc(fp[G_SFU_II])
-        elif o == OP_BAR:
-            done[s, w, i] = t
-            acc[A_BAR] += 1
-        else:
-            if si[s, SI_LSU_W] >= 0:
-                n_xmem += 1
-                lsu_blocked = True
-                continue
-            si[s, SI_LSU_W] = w
+        elif is_mem:
             lsu_new = True
-            si[s, SI_LSU_I] = i
-            si[s, SI_LSU_LEFT] = pi[PI_TRANS, i]
-            si[s, SI_LSU_MAXRET] = t
-            si[s, SI_LSU_PEND] = -1
-            done[s, w, i] = BIG
-            if o == OP_LD:
-                acc[A_GLD] += 1
-            elif o == OP_ST:
-                acc[A_GST] += 1
-            else:
-                acc[A_SHARED] += 1
         n_iss += 1
         last = w
         if not is_mem and done[s, w, i] > wi[s, w, WI_LD]:
             wi[s, w, WI_LD] = done[s, w, i]
-        # Next instruction (inline: this runs for every issued instruction).
-        fin = False
-        ph = wi[s, w, WI_PH]
-        pc = wi[s, w, WI_PC] + 1
-        if pc == pi[PI_PH_START, ph] + pi[PI_PH_LEN, ph]:
-            wi[s, w, WI_IT] += 1
-            pc = pi[PI_PH_START, ph]
-            if wi[s, w, WI_IT] == pi[PI_PH_ITERS, ph]:
-                wi[s, w, WI_IT] = 0
-                wi[s, w, WI_PH] = ph + 1
-                if ph + 1 == gi[K_N_PH]:
-                    fin = True
-                else:
-                    pc = pi[PI_PH_START, ph + 1]
-        wi[s, w, WI_PC] = pc
-        if o == OP_BAR:
-            wi[s, w, WI_ST] = W_BARRIER
-            c = w // nwpc
-            ci[s, c, CI_BAR] += 1
-            if ci[s, c, CI_BAR] == nwpc:
-                ci[s, c, CI_BAR] = 0
-                for w2 in range(c * nwpc, (c + 1) * nwpc):
-                    if wi[s, w2, WI_ST] != W_BARRIER:
-                        continue
-                    if wi[s, w2, WI_PH] == gi[K_N_PH]:
-                        _retire(s, w2, gi, si, wi, ci)
-                    else:
-                        wi[s, w2, WI_ST] = W_ACTIVE
-        elif fin:
-            if is_mem:
-                wi[s, w, WI_ST] = W_LSU
-            else:
-                _retire(s, w, gi, si, wi, ci)
+        _next_instruction(s, w, o, is_mem, gi, pi, sms)
         if n_iss >= width and not sample:
             break
-    acc[A_INSTS] += n_iss
+    cnt.acc[A_INSTS] += n_iss
     if n_alu > 0:
-        acc[A_ALU_BUSY] += 1
+        cnt.acc[A_ALU_BUSY] += 1
     if last >= 0:
         si[s, SI_RR] = last + 1 if last + 1 < nw else 0
-    lsu_op = -1
-    lsu = 0
-    if si[s, SI_LSU_W] >= 0:
-        lsu_op = pi[PI_OP, si[s, SI_LSU_I]]
-        if (lsu_op == OP_LD and si[s, SI_LSU_PEND] == 0
-                and si[s, SI_MSHR_BUSY] >= int(fp[G_N_MSHR])):
-            lsu = 2                            # a drawn miss still waits for an MSHR
-        elif lsu_op == OP_ST and si[s, SI_SQ_BUSY] >= int(fp[G_SQ_SIZE]):
-            lsu = 3
-        else:
-            lsu = _lsu(s, t, fp, gi, pi, pf, si, acc, wi, done, ci, mi, qrel, chn, rng)
-    load_out = si[s, SI_MSHR_BUSY] > 0
-    if si[s, SI_LEAD_UNTIL] > t:
-        acc[A_LEAD] += 1
-    si[s, SI_GAP] = t + 1
-    if n_iss >= width and not sample:
-        # Full issue: computation (paper 000 section 3.5); the scan stopped early, so only
-        # the counters a busy cycle can touch are updated, and the SM runs again next cycle.
-        acc[A_COMPUTE] += 1
-        acc[A_WARPS] += si[s, SI_LIVE]
-        if load_out:
-            acc[A_LOAD_OUT] += 1
-            acc[A_OVL_COMP] += 1
-        if lsu == 2:
-            acc[A_MEM_STALL] += 1
-        elif lsu == 3:
-            acc[A_WRITE_STALL] += 1
-        si[s, SI_NEXT] = t + 1
-        return n_iss
+    return Scan(n_iss, mem_raw, alu_raw, struct, lsu_new, lsu_blocked, n_act, n_wait, n_xalu,
+                n_xmem, ev)
 
-    # CRISP cycle classification, paper 000 section 3.5. Full-width issue is computation; a
-    # partial issue is computation only with an arithmetic RAW or structural hazard; other
-    # cycles are idle and go through rules A-D in order. There are no branch mispredicts or
-    # fetch stalls in this model, so those terms of the rules never fire.
+
+# --- The load/store unit --------------------------------------------------------------------
+
+@njit(cache=True, inline=_INLINE)
+def _load_transaction(s, t, i, gpu, prog, sms, cnt):
+    """One transaction of global load i: returns the cycle its data is back, -1 if its L1 miss
+    finds every MSHR busy (it waits, and tries again next cycle with the same L1 outcome).
+
+    It hits L1 (L1_LAT cycles) or misses: it then holds an MSHR until the data returns from L2
+    or DRAM.
+    """
+    fp, gi, si, mi, rng, acc = gpu.fp, gpu.gi, sms.si, sms.mi, sms.rng, cnt.acc
+    pf = prog.pf
+    if si[s, SI_LSU_PEND] < 0:
+        p = pf[PF_L1, i]
+        if gi[K_FOOT] > 0:
+            # Resident warps' footprint beyond L1 capacity lowers the hit rate.
+            cap = fp[G_L1_BYTES] / (si[s, SI_N_CTAS] * gi[K_WPC] * gi[K_FOOT])
+            if cap < 1.0:
+                p *= cap
+        si[s, SI_LSU_PEND] = 1 if _uniform(rng, s) < p else 0
+    if si[s, SI_LSU_PEND] == 1:
+        ret = t + _cyc(fp[G_L1_LAT])
+        acc[A_L1_ACC] += 1
+        acc[A_L1_HIT] += 1
+    else:
+        if si[s, SI_MSHR_BUSY] >= int(fp[G_N_MSHR]):
+            return -1
+        acc[A_L1_ACC] += 1
+        acc[A_L2_ACC] += 1
+        if _uniform(rng, s) < pf[PF_L2, i]:
+            acc[A_L2_HIT] += 1
+            ret = _l2_return(t, fp)
+        else:
+            acc[A_DRAM_RD] += 1
+            ret = _dram_return(t, fp, gpu.chn, _uniform(rng, s))
+        k = 0
+        while mi[s, k, MI_REL] >= 0:
+            k += 1
+        if si[s, SI_LEAD_UNTIL] <= t:
+            # A miss while no leading load is outstanding starts a new cluster: it is a
+            # leading load (LEAD) and a contributor miss (MISS), counted from the L1 miss
+            # (paper 000 section 2). Misses overlapping the leading load are not, even if
+            # they outlive it: in figure 6, D leads after B returns although C is still
+            # outstanding (LEAD = A + B + D = 18, MISS = 3 misses).
+            si[s, SI_LEAD_UNTIL] = ret
+            acc[A_MISS] += 1
+        mi[s, k, MI_REL] = ret
+        mi[s, k, MI_MISS] = t
+        si[s, SI_MSHR_OCC] += ret - t
+        # CRIT and CRISP copy the running critical path into the miss's timestamp.
+        mi[s, k, MI_TSC] = si[s, SI_CRIT]
+        mi[s, k, MI_TSL] = si[s, SI_LCP]
+        mi[s, k, MI_TSL_SLOT] = si[s, SI_LCP_SLOT]
+        si[s, SI_MSHR_BUSY] += 1
+        if ret < si[s, SI_MSHR_NEXT]:
+            si[s, SI_MSHR_NEXT] = ret
+    si[s, SI_LSU_PEND] = -1
+    acc[A_GLD_TRANS] += 1
+    return ret
+
+
+@njit(cache=True, inline=_INLINE)
+def _store_transaction(s, t, i, gpu, prog, sms, cnt):
+    """One transaction of global store i; False if the store queue is full (it waits).
+
+    It holds a store-queue entry until the write is acknowledged by L2 or, for the fraction
+    written through, by DRAM.
+    """
+    fp, si, qrel, rng, acc = gpu.fp, sms.si, sms.qrel, sms.rng, cnt.acc
+    if si[s, SI_SQ_BUSY] >= int(fp[G_SQ_SIZE]):
+        return False
+    acc[A_L2_ACC] += 1
+    if _uniform(rng, s) < prog.pf[PF_WR, i]:
+        acc[A_DRAM_WR] += 1
+        ack = _dram_return(t, fp, gpu.chn, _uniform(rng, s))
+    else:
+        acc[A_L2_HIT] += 1
+        ack = _l2_return(t, fp)
+    k = 0
+    while qrel[s, k] >= 0:
+        k += 1
+    qrel[s, k] = ack
+    si[s, SI_SQ_BUSY] += 1
+    si[s, SI_SQ_OCC] += ack - t
+    if ack < si[s, SI_SQ_NEXT]:
+        si[s, SI_SQ_NEXT] = ack
+    acc[A_GST_TRANS] += 1
+    return True
+
+
+@njit(cache=True, inline=_INLINE)
+def _lsu(s, t, gpu, prog, sms, cnt):
+    """One cycle of the load/store unit: one transaction of its current instruction.
+
+    Returns 0 idle, 1 a transaction went out, 2 blocked on full MSHRs, 3 blocked on a full
+    store queue. Once the instruction's last transaction is out, its result cycle is the
+    latest of its transactions' returns (a store's result is its issue: stores do not block
+    the warp), and a warp that was waiting only for it retires.
+    """
+    si, wi, done = sms.si, sms.wi, sms.done
+    w = si[s, SI_LSU_W]
+    if w < 0:
+        return 0
+    i = si[s, SI_LSU_I]
+    o = prog.pi[PI_OP, i]
+    if o == OP_LD:
+        ret = _load_transaction(s, t, i, gpu, prog, sms, cnt)
+        if ret < 0:
+            return 2
+    elif o == OP_ST:
+        if not _store_transaction(s, t, i, gpu, prog, sms, cnt):
+            return 3
+        ret = t
+    else:
+        cnt.acc[A_SH_TRANS] += 1
+        ret = t + _cyc(gpu.fp[G_SHARED_LAT])
+    cnt.acc[A_MEM_BUSY] += 1
+    if ret > si[s, SI_LSU_MAXRET]:
+        si[s, SI_LSU_MAXRET] = ret
+    si[s, SI_LSU_LEFT] -= 1
+    if si[s, SI_LSU_LEFT] == 0:
+        r = si[s, SI_LSU_MAXRET]
+        done[s, w, i] = r
+        if r > wi[s, w, WI_LD]:
+            wi[s, w, WI_LD] = r
+        si[s, SI_LSU_W] = -1
+        wi[s, w, WI_WAIT] = 0                  # its result is now known: re-check the warp
+        if wi[s, w, WI_ST] == W_LSU:
+            _retire(s, w, gpu.gi, sms)
+    return 1
+
+
+@njit(cache=True, inline=_INLINE)
+def _memory_step(s, t, gpu, prog, sms, cnt):
+    """The LSU's part of cycle t: (opcode of its instruction, -1 if idle; _lsu's code 0-3).
+
+    A transaction that can only wait for a full MSHR file or store queue is answered here
+    (_lsu would answer the same), the common case of a memory-bound SM.
+    """
+    si, fp = sms.si, gpu.fp
+    if si[s, SI_LSU_W] < 0:
+        return -1, 0
+    op = prog.pi[PI_OP, si[s, SI_LSU_I]]
+    if op == OP_LD and si[s, SI_LSU_PEND] == 0 and si[s, SI_MSHR_BUSY] >= int(fp[G_N_MSHR]):
+        return op, 2                           # a drawn miss still waits for an MSHR
+    if op == OP_ST and si[s, SI_SQ_BUSY] >= int(fp[G_SQ_SIZE]):
+        return op, 3
+    return op, _lsu(s, t, gpu, prog, sms, cnt)
+
+
+# --- Classifying the cycle ------------------------------------------------------------------
+
+@njit(cache=True, inline=_INLINE)
+def _count_full_issue(s, lsu, load_out, si, acc):
+    """Counters of a cycle that issued at full width (and is no Equalizer sample)."""
+    acc[A_COMPUTE] += 1
+    acc[A_WARPS] += si[s, SI_LIVE]
+    if load_out:
+        acc[A_LOAD_OUT] += 1
+        acc[A_OVL_COMP] += 1
+    if lsu == 2:
+        acc[A_MEM_STALL] += 1
+    elif lsu == 3:
+        acc[A_WRITE_STALL] += 1
+
+
+@njit(cache=True, inline=_INLINE)
+def _crisp_class(s, sc, width, lsu, lsu_op, load_out, fp, si):
+    """The class of a cycle short of full issue and the rule for its idle issue slots.
+
+    CRISP cycle classification, paper 000 section 3.5. Full-width issue is computation; a
+    partial issue is computation only with an arithmetic RAW or structural hazard; other
+    cycles are idle and go through rules A-D in order. There are no branch mispredicts or
+    fetch stalls in this model, so those terms of the rules never fire. Returns (class,
+    slot rule), each A_COMPUTE, A_LOAD_STALL or A_STORE_STALL.
+    """
     store_out = si[s, SI_SQ_BUSY] > 0
     full = (si[s, SI_MSHR_BUSY] >= int(fp[G_N_MSHR]) or si[s, SI_SQ_BUSY] >= int(fp[G_SQ_SIZE])
             or lsu >= 2)
@@ -718,16 +859,16 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
     if (lsu == 1 and lsu_op == OP_SH) or not (load_out or store_out):
         rule = A_COMPUTE                                   # rule A (bank conflict / no misses)
     elif load_out:
-        if mem_raw:
+        if sc.mem_raw:
             rule = A_LOAD_STALL                            # rule B: RAW on the LSU
-        elif alu_raw or struct:
+        elif sc.alu_raw or sc.struct:
             rule = A_COMPUTE                               # rule B: arithmetic hazard
         elif full:
             rule = A_LOAD_STALL                            # rule B: MSHR/LSQ full
     elif full:
         rule = A_STORE_STALL                               # rule C
     # else rule D: computation
-    busy = n_iss >= width or (n_iss > 0 and (alu_raw or struct))
+    busy = sc.n_iss >= width or (sc.n_iss > 0 and (sc.alu_raw or sc.struct))
     cls = A_COMPUTE if busy else rule
     # gpudb's issue-slot accounting: the idle slots of every cycle short of full issue go
     # through rules A-D (a one-issue cycle is half computation, half what the rules say),
@@ -736,18 +877,28 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
     # later transactions) while a ready memory instruction waits for it and the miss and
     # store buffers have room. Rule B's load stall includes an SM whose warps have all issued
     # their last instruction and wait only for loads to return before their CTAs complete.
-    # A cycle of an SM with no resident CTA is empty, in no class: it lasts as long as the
-    # SMs that still have work take, so it is neither computation nor memory.
-    replay = lsu == 1 and not lsu_new and lsu_blocked and not full
+    replay = lsu == 1 and not sc.lsu_new and sc.lsu_blocked and not full
     if replay:
         slot_rule = A_COMPUTE
-    elif load_out and n_act == 0 and rule == A_COMPUTE and not (lsu == 1 and lsu_op == OP_SH):
+    elif (load_out and sc.n_act == 0 and rule == A_COMPUTE
+          and not (lsu == 1 and lsu_op == OP_SH)):
         slot_rule = A_LOAD_STALL
     else:
         slot_rule = rule
+    return cls, slot_rule
+
+
+@njit(cache=True, inline=_INLINE)
+def _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, sms, cnt):
+    """Count a cycle short of full issue, and keep its classification in sg for _flush.
+
+    A cycle of an SM with no resident CTA is empty, in no class: it lasts as long as the SMs
+    that still have work take, so it is neither computation nor memory.
+    """
+    si, sg, acc = sms.si, cnt.sg, cnt.acc
+    n_iss = sc.n_iss
     empty = si[s, SI_N_CTAS] == 0
     idle = 0.0 if empty else (width - n_iss) / width
-
     o0 = A_CLASS0
     sg[s, A_STALL - o0] = 1.0 if (n_iss == 0 and load_out) else 0.0
     sg[s, A_LOAD_STALL - o0] = 1.0 if cls == A_LOAD_STALL else 0.0
@@ -761,10 +912,10 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
     sg[s, A_SLOT_LOAD_STALL - o0] = idle if slot_rule == A_LOAD_STALL else 0.0
     sg[s, A_SLOT_STORE_STALL - o0] = idle if slot_rule == A_STORE_STALL else 0.0
     sg[s, A_EMPTY - o0] = 1.0 if empty else 0.0
-    sg[s, A_EQ_ACTIVE - o0] = n_act
-    sg[s, A_EQ_WAIT - o0] = n_wait
-    sg[s, A_EQ_XALU - o0] = n_xalu
-    sg[s, A_EQ_XMEM - o0] = n_xmem
+    sg[s, A_EQ_ACTIVE - o0] = sc.n_act
+    sg[s, A_EQ_WAIT - o0] = sc.n_wait
+    sg[s, A_EQ_XALU - o0] = sc.n_xalu
+    sg[s, A_EQ_XMEM - o0] = sc.n_xmem
     for k in range(A_CLASS0, A_EQ0):
         acc[k] += sg[s, k - o0]
     if sample:
@@ -777,32 +928,69 @@ def _sm_cycle(s, t, skip, launched, fp, gi, pi, pf, si, sg, acc, wi, done, ci, m
     if slot_rule == A_LOAD_STALL and not empty:
         si[s, SI_LCP_SLOT] += width - n_iss    # ... or, by issue slots, their idle slots
 
-    if not skip or n_iss > 0 or lsu == 1 or launched:
-        si[s, SI_NEXT] = t + 1
-    else:
-        # Idle: nothing changes before the next operand, return, ack, CTA end or free SFU,
-        # so the classification just stored in sg describes every cycle until then.
-        nxt = ev
-        if si[s, SI_MSHR_NEXT] < nxt:
-            nxt = si[s, SI_MSHR_NEXT]
-        if si[s, SI_SQ_NEXT] < nxt:
-            nxt = si[s, SI_SQ_NEXT]
-        if si[s, SI_CTA_EV] < nxt:
-            nxt = si[s, SI_CTA_EV]
-        si[s, SI_NEXT] = nxt
-    return n_iss
+
+@njit(cache=True, inline=_INLINE)
+def _next_event(s, ev, si):
+    """The first cycle at which idle SM s can change: the next operand or free SFU (``ev``,
+    from the scan), MSHR return, store ack or CTA end. The classification just stored in sg
+    describes every cycle until then."""
+    nxt = ev
+    if si[s, SI_MSHR_NEXT] < nxt:
+        nxt = si[s, SI_MSHR_NEXT]
+    if si[s, SI_SQ_NEXT] < nxt:
+        nxt = si[s, SI_SQ_NEXT]
+    if si[s, SI_CTA_EV] < nxt:
+        nxt = si[s, SI_CTA_EV]
+    return nxt
 
 
 @njit(cache=True, inline=_INLINE)
-def _end_interval(t_end, n_sm, fp, si, acc, mi):
+def _sm_cycle(s, t, skip, launched, gpu, prog, sms, cnt):
+    """Simulate cycle t of SM s: issue, one LSU step, classify the cycle, pick its next cycle.
+
+    The scheduler (_issue) scans resident warps in loose round-robin order and issues up to
+    G_ISSUE_WIDTH ready instructions (at most G_ALU_WIDTH ALU ops, one new memory instruction
+    when the LSU is free, the SFU when it is free); an instruction is ready when the
+    scoreboard has its producers' results (done <= t). Returns the instructions issued.
+    """
+    si, acc = sms.si, cnt.acc
+    width = int(gpu.fp[G_ISSUE_WIDTH])
+    sample = t % int(gpu.fp[G_EQ_PERIOD]) == 0
+    sc = _issue(s, t, sample, gpu, prog, sms, cnt)
+    lsu_op, lsu = _memory_step(s, t, gpu, prog, sms, cnt)
+    load_out = si[s, SI_MSHR_BUSY] > 0
+    if si[s, SI_LEAD_UNTIL] > t:
+        acc[A_LEAD] += 1
+    si[s, SI_GAP] = t + 1
+    if sc.n_iss >= width and not sample:
+        # Full issue: computation (paper 000 section 3.5); the scan stopped early, so only
+        # the counters a busy cycle can touch are updated, and the SM runs again next cycle.
+        _count_full_issue(s, lsu, load_out, si, acc)
+        si[s, SI_NEXT] = t + 1
+        return sc.n_iss
+    cls, slot_rule = _crisp_class(s, sc, width, lsu, lsu_op, load_out, gpu.fp, si)
+    _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, sms, cnt)
+    if not skip or sc.n_iss > 0 or lsu == 1 or launched:
+        si[s, SI_NEXT] = t + 1
+    else:
+        # Idle: nothing changes before the next event, so skip to it.
+        si[s, SI_NEXT] = _next_event(s, sc.ev, si)
+    return sc.n_iss
+
+
+# --- Intervals and the public kernels -------------------------------------------------------
+
+@njit(cache=True, inline=_INLINE)
+def _end_interval(t_end, gpu, sms, cnt):
     """Close an interval at cycle t_end: read CRIT and CRISP's critical paths, then restart them.
 
     Both counters restart at zero each interval (as the papers' counters do per kernel); a miss
     still outstanding is treated as issued at t_end with a zero timestamp, so an interval's
     critical path never exceeds its cycles.
     """
+    fp, si, mi, acc = gpu.fp, sms.si, sms.mi, cnt.acc
     width = int(fp[G_ISSUE_WIDTH])
-    for s in range(n_sm):
+    for s in range(gpu.gi[GS_N_SM]):
         acc[A_CRIT] += si[s, SI_CRIT]
         acc[A_LCP] += si[s, SI_LCP]
         acc[A_LCP_SLOT] += si[s, SI_LCP_SLOT] / width
@@ -828,30 +1016,40 @@ def _end_interval(t_end, n_sm, fp, si, acc, mi):
                 mi[s, k, MI_TSL_SLOT] = 0
 
 
-@njit(cache=True)
-def initial_fill(gi, pi, si, wi, done, ci):
+@njit(cache=True, inline=_INLINE)
+def _drained(n_sm, si):
+    """No SM has a load or store outstanding."""
+    for s in range(n_sm):
+        if si[s, SI_MSHR_BUSY] > 0 or si[s, SI_SQ_BUSY] > 0:
+            return False
+    return True
+
+
+@njit(cache=True, **_NO_REFCOUNT)
+def initial_fill(gpu, prog, sms):
     """Hand out the first CTAs round-robin over the SMs, as the GPU's work distributor does."""
+    gi, si = gpu.gi, sms.si
     limit = min(gi[GS_CTA_LIMIT], gi[K_SLOTS])
     more = True
     while more:
         more = False
         for s in range(gi[GS_N_SM]):
             if si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
-                _launch(s, 0, gi, pi, si, wi, done, ci)
+                _launch(s, 0, gpu, prog, sms)
                 more = True
 
 
-@njit(cache=True)
-def advance(boundary, skip, fp, gi, pi, pf, si, sg, acc, wi, done, ci, mi, qrel, chn, rng):
+@njit(cache=True, **_NO_REFCOUNT)
+def advance(boundary, skip, gpu, prog, sms, cnt):
     """Simulate until ``boundary`` warp instructions have issued GPU-wide, or the kernel ends.
 
     The interval ends at the end of the first cycle in which the count reaches the boundary:
     it may overshoot by at most G_ISSUE_WIDTH * n_sm - 1 instructions. Counters accumulate
-    into ``acc``; gi[GS_T] is left at the first cycle of the next interval (or the end).
+    into ``cnt.acc``; gi[GS_T] is left at the first cycle of the next interval (or the end).
     Returns ST_BOUNDARY, ST_DONE or ST_DEADLOCK.
     """
+    fp, gi, si = gpu.fp, gpu.gi, sms.si
     n_sm = gi[GS_N_SM]
-    launched = np.zeros(n_sm, dtype=np.bool_)
     while True:
         t = BIG
         for s in range(n_sm):
@@ -860,38 +1058,32 @@ def advance(boundary, skip, fp, gi, pi, pf, si, sg, acc, wi, done, ci, mi, qrel,
         limit = min(gi[GS_CTA_LIMIT], gi[K_SLOTS])
         for s in range(n_sm):
             if si[s, SI_NEXT] == t:
-                # Each helper is entered only when it has work: entering one costs reference
-                # counting on its array arguments even when inlined.
+                # Each helper is entered only when it has work.
                 if si[s, SI_GAP] < t:
-                    _flush(s, t - 1, fp, si, sg, acc)
+                    _flush(s, t - 1, fp, sms, cnt)
                 if t >= si[s, SI_MSHR_NEXT] or t >= si[s, SI_SQ_NEXT]:
-                    _releases(s, t, int(fp[G_ISSUE_WIDTH]), si, mi, qrel)
+                    _releases(s, t, int(fp[G_ISSUE_WIDTH]), sms)
                 if t >= si[s, SI_CTA_EV]:
-                    _complete_ctas(s, t, gi, si, wi, ci)
-                launched[s] = False
+                    _complete_ctas(s, t, gi, sms)
+                si[s, SI_LAUNCHED] = 0
                 if si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
-                    launched[s] = _dispatch(s, t, gi, pi, si, wi, done, ci)
-        if gi[GS_CTAS_DONE] == gi[K_N_CTAS]:
-            drained = True
+                    si[s, SI_LAUNCHED] = 1 if _dispatch(s, t, gpu, prog, sms) else 0
+        if gi[GS_CTAS_DONE] == gi[K_N_CTAS] and _drained(n_sm, si):
             for s in range(n_sm):
-                if si[s, SI_MSHR_BUSY] > 0 or si[s, SI_SQ_BUSY] > 0:
-                    drained = False
-            if drained:
-                for s in range(n_sm):
-                    _flush(s, t - 1, fp, si, sg, acc)
-                _end_interval(t, n_sm, fp, si, acc, mi)
-                gi[GS_T] = t
-                return ST_DONE
+                _flush(s, t - 1, fp, sms, cnt)
+            _end_interval(t, gpu, sms, cnt)
+            gi[GS_T] = t
+            return ST_DONE
         if t >= BIG:
             return ST_DEADLOCK
         for s in range(n_sm):
             if si[s, SI_NEXT] == t:
-                gi[GS_INSTS] += _sm_cycle(s, t, skip, launched[s], fp, gi, pi, pf, si, sg, acc,
-                                          wi, done, ci, mi, qrel, chn, rng)
+                gi[GS_INSTS] += _sm_cycle(s, t, skip, si[s, SI_LAUNCHED] == 1, gpu, prog, sms,
+                                          cnt)
         if gi[GS_INSTS] >= boundary:
             for s in range(n_sm):
-                _flush(s, t, fp, si, sg, acc)
-            _end_interval(t + 1, n_sm, fp, si, acc, mi)
+                _flush(s, t, fp, sms, cnt)
+            _end_interval(t + 1, gpu, sms, cnt)
             gi[GS_T] = t + 1
             return ST_BOUNDARY
 
@@ -907,8 +1099,8 @@ def _rescale_stamp(x, t, old_ns, new_ns, switch_ns):
     return t + int(math.ceil(left / new_ns - 1e-9))
 
 
-@njit(cache=True)
-def switch_setting(t, old_ns, new_ns, switch_ns, gi, pi, si, wi, done, ci, mi, qrel):
+@njit(cache=True, **_NO_REFCOUNT)
+def switch_setting(t, old_ns, new_ns, switch_ns, gpu, prog, sms):
     """Re-time in-flight memory requests for a new core clock at cycle t.
 
     Requests in flight keep their remaining time in ns (their latency is set by the fixed and
@@ -916,7 +1108,9 @@ def switch_setting(t, old_ns, new_ns, switch_ns, gi, pi, si, wi, done, ci, mi, q
     clocked stamps (ALU/SFU results) keep their cycles; per-warp and per-CTA completion stamps
     mix both and are re-timed like memory stamps, an error of at most one ALU latency.
     """
-    for s in range(gi[GS_N_SM]):
+    pi = prog.pi
+    si, wi, done, ci, mi, qrel = sms.si, sms.wi, sms.done, sms.ci, sms.mi, sms.qrel
+    for s in range(gpu.gi[GS_N_SM]):
         nxt = BIG
         for k in range(mi.shape[1]):
             if mi[s, k, MI_REL] >= 0:

@@ -74,9 +74,6 @@ class GpuConfig:
         """Core voltage at ``mhz``, interpolated linearly between P-states."""
         return float(np.interp(mhz, self.core_mhz, self.core_v))
 
-    def mem_voltage(self, mhz: float) -> float:
-        return float(np.interp(mhz, self.mem_mhz, self.mem_v))
-
     def dram_background_w(self, mhz: float) -> float:
         """DRAM background (standby/refresh) power at memory clock ``mhz``, W."""
         return float(np.interp(mhz, self.mem_mhz, self.mem_background_w))

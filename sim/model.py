@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from sim import SIM_VERSION
 from sim import _kernels as K
-from sim.config import GpuConfig, KernelSpec, load_gpu
+from sim.config import ConfigError, GpuConfig, KernelSpec, load_gpu
 
 DEFAULT_INTERVAL_INSTRUCTIONS = 100_000
 
@@ -89,6 +89,30 @@ _TOTALS = {
     "l2_accesses": K.A_L2_ACC, "l2_hits": K.A_L2_HIT, "dram_reads": K.A_DRAM_RD,
     "dram_writes": K.A_DRAM_WR, "shared_transactions": K.A_SH_TRANS,
 }
+
+
+def check_setting(gpu: GpuConfig, core_mhz: float, mem_mhz: float) -> None:
+    """Raise ConfigError unless the clocks (MHz) lie within the GPU's P-state range."""
+    if not gpu.core_mhz[0] <= core_mhz <= gpu.core_mhz[-1]:
+        raise ConfigError(f"core_mhz {core_mhz:g} outside {gpu.name}'s "
+                          f"{gpu.core_mhz[0]:g}-{gpu.core_mhz[-1]:g} MHz")
+    if not gpu.mem_mhz[0] <= mem_mhz <= gpu.mem_mhz[-1]:
+        raise ConfigError(f"mem_mhz {mem_mhz:g} outside {gpu.name}'s "
+                          f"{gpu.mem_mhz[0]:g}-{gpu.mem_mhz[-1]:g} MHz")
+
+
+def check_run(gpu: GpuConfig, kernel: KernelSpec, n_sm: int, ctas_per_sm: int | None,
+              interval_instructions: int) -> None:
+    """Raise ConfigError unless the kernel can run on n_sm SMs of the GPU with that CTA limit
+    (None: the hardware's) and interval size (warp instructions)."""
+    if not 1 <= n_sm <= gpu.n_sm:
+        raise ConfigError(f"n_sm must be in 1..{gpu.n_sm}, got {n_sm}")
+    if interval_instructions <= 0:
+        raise ConfigError("interval_instructions must be positive")
+    if ctas_per_sm is not None and ctas_per_sm < 1:
+        raise ConfigError(f"ctas_per_sm must be >= 1, got {ctas_per_sm}")
+    if kernel.cta_slots(gpu) < 1:
+        raise ConfigError(f"kernel {kernel.name!r} does not fit on one {gpu.name} SM")
 
 
 class SimulationError(RuntimeError):
@@ -177,13 +201,8 @@ class Simulation:
         self.gpu = gpu = load_gpu(gpu) if isinstance(gpu, str) else gpu
         self.kernel = kernel
         self.n_sm = gpu.n_sm if n_sm is None else int(n_sm)
-        if not 1 <= self.n_sm <= gpu.n_sm:
-            raise ValueError(f"n_sm must be in 1..{gpu.n_sm}, got {n_sm}")
-        if interval_instructions <= 0:
-            raise ValueError("interval_instructions must be positive")
+        check_run(gpu, kernel, self.n_sm, ctas_per_sm, interval_instructions)
         self.slots = kernel.cta_slots(gpu)
-        if self.slots < 1:
-            raise ValueError(f"kernel {kernel.name!r} does not fit on one {gpu.name} SM")
         self.requested_ctas = ctas_per_sm
         self.interval_instructions = int(interval_instructions)
         self.seed = int(seed)
@@ -205,17 +224,11 @@ class Simulation:
         if ctas is None:
             return self.slots
         if ctas < 1:
-            raise ValueError(f"ctas_per_sm must be >= 1, got {ctas}")
+            raise ConfigError(f"ctas_per_sm must be >= 1, got {ctas}")
         return min(int(ctas), self.slots)
 
     def _check(self, s: Setting) -> None:
-        g = self.gpu
-        if not g.core_mhz[0] <= s.core_mhz <= g.core_mhz[-1]:
-            raise ValueError(f"core_mhz {s.core_mhz} outside {g.name}'s "
-                             f"{g.core_mhz[0]:g}-{g.core_mhz[-1]:g} MHz")
-        if not g.mem_mhz[0] <= s.mem_mhz <= g.mem_mhz[-1]:
-            raise ValueError(f"mem_mhz {s.mem_mhz} outside {g.name}'s "
-                             f"{g.mem_mhz[0]:g}-{g.mem_mhz[-1]:g} MHz")
+        check_setting(self.gpu, s.core_mhz, s.mem_mhz)
 
     def _allocate(self) -> None:
         g, kern, n = self.gpu, self.kernel, self.n_sm
@@ -261,11 +274,13 @@ class Simulation:
         # One independent stream per SM, drawn from a numpy Generator seeded by the run's seed.
         self.rng = np.random.default_rng(self.seed).integers(
             0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
-        self.k.initial_fill(self.gi, self.pi, self.si, self.wi, self.done, self.ci)
-
-    def _state(self) -> tuple:
-        return (self.fp, self.gi, self.pi, self.pf, self.si, self.sg, self.acc, self.wi,
-                self.done, self.ci, self.mi, self.qrel, self.chn, self.rng)
+        # The same arrays, grouped as sim._kernels' functions take them.
+        self.gpu_state = K.Gpu(self.fp, self.gi, self.chn)
+        self.program = K.Program(self.pi, self.pf)
+        self.sm_state = K.SmState(self.si, self.wi, self.done, self.ci, self.mi, self.qrel,
+                                  self.rng)
+        self.counters = K.Counters(self.acc, self.sg)
+        self.k.initial_fill(self.gpu_state, self.program, self.sm_state)
 
     def apply(self, setting: Setting) -> None:
         """Run the next interval at ``setting``; a V/F change halts the SMs for switch_ns."""
@@ -279,8 +294,8 @@ class Simulation:
             new_ns = 1000.0 / setting.core_mhz
             switch = self.gpu.switch_ns
             now_ns = self.fp[K.R_SEG_NS] + (t - self.fp[K.R_SEG_CYC]) * old_ns
-            self.k.switch_setting(t, old_ns, new_ns, switch, self.gi, self.pi, self.si,
-                                  self.wi, self.done, self.ci, self.mi, self.qrel)
+            self.k.switch_setting(t, old_ns, new_ns, switch, self.gpu_state, self.program,
+                                  self.sm_state)
             self.fp[K.R_CORE_MHZ] = setting.core_mhz
             self.fp[K.R_MEM_MHZ] = setting.mem_mhz
             self.fp[K.R_CYC_NS] = new_ns
@@ -301,7 +316,8 @@ class Simulation:
         self.acc[:] = 0.0
         self.chn[K.CH_BUSY] = 0.0
         boundary = (self.idx + 1) * self.interval_instructions
-        status = self.k.advance(boundary, self.skip, *self._state())
+        status = self.k.advance(boundary, self.skip, self.gpu_state, self.program,
+                                self.sm_state, self.counters)
         if status == K.ST_DEADLOCK:
             raise SimulationError(f"{self.kernel.kernel_id} on {self.gpu.name}: no event left "
                                   "but the kernel has not finished")

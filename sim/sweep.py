@@ -15,8 +15,15 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
-from sim.config import GpuConfig, KernelSpec, Suite
-from sim.model import DEFAULT_INTERVAL_INSTRUCTIONS, SimResult, run_id, simulate
+from sim.config import ConfigError, GpuConfig, KernelSpec, Suite
+from sim.model import (
+    DEFAULT_INTERVAL_INSTRUCTIONS,
+    SimResult,
+    check_run,
+    check_setting,
+    run_id,
+    simulate,
+)
 
 
 @dataclass(frozen=True)
@@ -48,9 +55,14 @@ def plan(gpu: GpuConfig, suite: Suite, kernels: list[str] | None = None,
     sm_list = list(sms) if sms else [gpu.n_sm]
     cta_list = list(ctas) if ctas else [None]
     n_inst = int(interval_instructions or DEFAULT_INTERVAL_INSTRUCTIONS)
+    # the whole grid is checked before anything runs, so a bad setting stops the sweep whole
     for n in sm_list:
         if n not in gpu.sm_counts:
-            raise ValueError(f"{gpu.name} supports SM counts {list(gpu.sm_counts)}, not {n}")
+            raise ConfigError(f"{gpu.name} supports SM counts {list(gpu.sm_counts)}, not {n}")
+    for c, m in itertools.product(cores, mems):
+        check_setting(gpu, c, m)
+    for k, n, cta in itertools.product(specs, sm_list, cta_list):
+        check_run(gpu, k, n, cta, n_inst)
     tasks = []
     for k, c, m, n, cta in itertools.product(specs, cores, mems, sm_list, cta_list):
         rid = run_id(gpu, k, c, m, n, cta, n_inst, seed)

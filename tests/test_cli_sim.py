@@ -45,11 +45,17 @@ def test_evaluate_without_runs_says_which_sweep_to_run(tmp_path, tiny_suite_path
 def test_sweep_bad_input_is_one_line(tmp_path):
     for args, message in ((("--gpu", "nope"), "no gpu named 'nope'"),
                           (("--kernel", "nope", "--mem-mhz", "924"), "no kernel named 'nope'"),
-                          (("--core-mhz", "fast"), "'fast' is not a number")):
+                          (("--core-mhz", "fast"), "'fast' is not a number"),
+                          # the whole grid is checked before anything is simulated or written
+                          (("--core-mhz", "700,0"), "core_mhz 0 outside gtx480's 100-700 MHz"),
+                          (("--mem-mhz", "1"), "mem_mhz 1 outside gtx480's 785.4-1062.6 MHz"),
+                          (("--sms", "99"), "gtx480 supports SM counts [15], not 99"),
+                          (("--ctas", "2,0"), "ctas_per_sm must be >= 1, got 0")):
         result = invoke("--db", tmp_path / "x.duckdb", "sweep", *args)
         assert result.exit_code != 0
         last = result.output.strip().splitlines()[-1]
         assert last.startswith("Error: ") and message in last
+        assert not (tmp_path / "x.duckdb").exists()
 
 
 def test_bench_sim_prints_speeds_and_jit_ratio():

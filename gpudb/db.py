@@ -196,9 +196,9 @@ def _check_version(path: str, applied: list[int] | None, known: list[Migration],
     if pending and read_only:
         missing = ", ".join(f"{m.version:04d}_{m.name}" for m in pending)
         raise GpudbError(
-            f"{path} was written by an older gpudb ({writer or 'unknown version'}) and lacks "
-            f"migration {missing} of gpudb {__version__}: open it once without --read-only "
-            "to migrate it"
+            f"{path} has an older schema (written by gpudb {writer or 'unknown version'}) and "
+            f"lacks migration {missing} of gpudb {__version__}: migrate it with `gpudb --db "
+            f"{path} init` (or any command without --read-only that writes)"
         )
     return pending
 

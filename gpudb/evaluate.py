@@ -89,7 +89,8 @@ def predictor_coverage(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | No
     measured runs lack; Wu et al.'s model needs a model trained for the GPU."""
     scored = {row[0] for row in con.execute(
         "SELECT DISTINCT predictor FROM core_scaling_error WHERE gpu_id = ? "
-        "AND is_current IS NOT FALSE AND granularity = ? AND (CAST(? AS TEXT) IS NULL OR kernel_id LIKE ? || '/%')",
+        "AND is_current IS NOT FALSE AND granularity = ? "
+        "AND (CAST(? AS TEXT) IS NULL OR kernel_id LIKE ? || '/%')",
         [gpu, granularity, suite, suite]).fetchall()}
     return ([p for p in PREDICTORS if p in scored], [p for p in PREDICTORS if p not in scored])
 
@@ -119,7 +120,11 @@ def accuracy_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
                                    PAPER_000_MAPE_PCT.get(p)]))
     kernel_cols, kernel_rows = run_query(con, "mape_by_kernel", {
         "gpu_id": gpu, "suite": suite, "base_mhz": params["base_mhz"]})
-    return Table(table_columns, table_rows), Table(kernel_cols, kernel_rows)
+    # the query has a column per registered predictor; the table keeps those that apply here
+    keep = [i for i, c in enumerate(kernel_cols)
+            if not c.endswith("_pct") or c.removesuffix("_pct") in present]
+    return Table(table_columns, table_rows), Table(
+        [kernel_cols[i] for i in keep], [tuple(r[i] for i in keep) for r in kernel_rows])
 
 
 # Paper 000 section 5.2 (figure 11): average EDP saving of the EDP-seeking controller over all

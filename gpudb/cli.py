@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 import duckdb
 
-from gpudb import db
+from gpudb import db, trust
 from gpudb.db import GpudbError, first_row
-from gpudb.output import FORMATS, format_rows
+from gpudb.output import FORMATS, error_line, fetch, format_rows
 from gpudb.predictors import names as predictor_names
 
 
@@ -43,7 +43,7 @@ def friendly_errors(command):
         except GpudbError as exc:
             raise click.ClickException(str(exc)) from None
         except duckdb.Error as exc:
-            raise click.ClickException(str(exc).splitlines()[0]) from None
+            raise click.ClickException(error_line(exc)) from None
         except ValueError as exc:
             # sim.config.ConfigError (a ValueError: sim does not import gpudb); importing the
             # simulator here would load numba for every command, and unloaded it raised none
@@ -52,6 +52,53 @@ def friendly_errors(command):
                 raise
             raise click.ClickException(str(exc)) from None
     return wrapper
+
+
+class _UsageLine(click.UsageError):
+    """A usage error shown as one line naming the help to read (click shows four)."""
+
+    def __init__(self, error: click.UsageError, command_path: str):
+        message = error.format_message().strip().rstrip(".")
+        if message[1:2].islower():
+            message = message[0].lower() + message[1:]
+        super().__init__(f"{message} (see {command_path} --help)", error.ctx)
+
+    def show(self, file=None) -> None:
+        click.echo(f"Error: {self.format_message()}", file=file, err=file is None)
+
+
+class _OneLineUsage:
+    """Mixin of gpudb's commands and groups: their usage errors are one line, exit 2."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except _UsageLine:
+            raise
+        except click.UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # the help itself
+                raise
+            path = f"{parent.command_path} {info_name}" if parent else info_name
+            raise _UsageLine(exc, path) from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except _UsageLine:
+            raise
+        except click.UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                raise
+            raise _UsageLine(exc, (exc.ctx or ctx).command_path) from None
+
+
+class Command(_OneLineUsage, click.Command):
+    pass
+
+
+class Group(_OneLineUsage, click.Group):
+    command_class = Command
+    group_class = type  # subgroups are Groups too
 
 
 def writes(command):
@@ -104,9 +151,9 @@ def output_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
     click.echo(format_rows(columns, rows, fmt), nl=False)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", "db_path", envvar="GPUDB_DB", default=db.DEFAULT_DB, show_default=True,
-              type=click.Path(dir_okay=False), help="Database file (env GPUDB_DB).")
+              type=click.Path(), help="Database file (env GPUDB_DB).")
 @click.option("--read-only", is_flag=True, help="Open the database without writing.")
 @click.version_option(package_name="gpudb")
 @click.pass_context
@@ -121,6 +168,7 @@ def cli(ctx, db_path, read_only):
         gpudb --db lab.duckdb init && gpudb --db lab.duckdb info
     """
     ctx.obj = Context(db_path, read_only)
+    ctx.with_resource(trust.no_new_file_on_error(db_path))  # a failed command creates no file
 
 
 @cli.command()
@@ -169,6 +217,7 @@ def info(obj: Context, fmt):
         exp_columns = [d[0] for d in result.description]
         from gpudb.materialize import status
         materialized = status(con)
+        foreign = trust.foreign_objects(con)
     finally:
         con.close()
     if fmt == "table":
@@ -177,6 +226,8 @@ def info(obj: Context, fmt):
                    f"(this gpudb: {meta['gpudb_schema_version']})")
         click.echo(f"written by:    gpudb {meta['written_by']} (this: {meta['gpudb_version']})")
         click.echo(f"materialized:  prediction_materialized {materialized}")
+        click.echo("not gpudb's:   " + (", ".join(f"{kind} {name}" for kind, name in foreign)
+                                       or "nothing (only gpudb's own tables and views)"))
         click.echo("")
         output_rows(["table", "rows"], counts, fmt)
         click.echo("")
@@ -187,6 +238,7 @@ def info(obj: Context, fmt):
                 ("prediction_materialized", materialized)]
         rows += [(f"rows.{t}", n) for t, n in counts]
         rows += [(f"experiment.{e[0]}.runs", e[1]) for e in experiments]
+        rows += [(f"not_gpudb.{kind}", name) for kind, name in foreign]
         output_rows(["key", "value"], rows, fmt)
 
 
@@ -284,8 +336,8 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
 
 
 def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
-    """gpudb.sweep.sweep with a progress bar and a summary line; Ctrl-C keeps what finished
-    and exits 130. ``grid``: sweep's keyword arguments."""
+    """gpudb.sweep.sweep with a progress bar and a summary line; Ctrl-C (SIGTERM, SIGHUP) keeps
+    what finished and exits 130 (143, 129). ``grid``: sweep's keyword arguments."""
     from gpudb.sweep import SweepInterrupted
     from gpudb.sweep import sweep as run_sweep
 
@@ -306,9 +358,12 @@ def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
     except SweepInterrupted as stop:
         if state["bar"] is not None:
             state["bar"].__exit__(None, None, None)
-        click.echo(f"interrupted: {stop.summary['runs_added']} runs written and kept; "
+        import signal
+
+        click.echo(f"interrupted ({signal.Signals(stop.signum).name}): "
+                   f"{stop.summary['runs_added']} runs written and kept; "
                    "run the same command again to resume", err=True)
-        sys.exit(130)
+        sys.exit(128 + stop.signum)
     finally:
         if state["bar"] is not None:
             state["bar"].__exit__(None, None, None)
@@ -373,11 +428,9 @@ def sql(obj: Context, statement, fmt):
     con = obj.connect()
     try:
         try:
-            result = con.execute(statement)
-            columns = [d[0] for d in result.description] if result.description else []
-            rows = result.fetchall() if columns else []
+            columns, rows = fetch(con, statement)
         except duckdb.Error as exc:
-            raise GpudbError(f"SQL error: {str(exc).splitlines()[0]}") from None
+            raise GpudbError(f"SQL error: {error_line(exc)}") from None
     finally:
         con.close()
     if columns:
@@ -416,15 +469,19 @@ def merge(obj: Context, source):
 
     Runs are matched by run_id (a content hash): merging twice adds nothing. The other file
     is opened read-only with external access disabled, so its stored views cannot touch files.
+    It is checked whole first and refused, with nothing written, if it holds what ingest
+    would refuse or a run this database holds with different contents. Control results, Wu
+    models and materialised predictions are not merged: recompute them here.
 
     Example:
 
         gpudb --db mine.duckdb merge teammate.duckdb
     """
     from gpudb.transfer import merge as merge_runs
+    from gpudb.transfer import same_file
 
-    if Path(source).resolve() == Path(obj.path).resolve():
-        raise GpudbError("cannot merge a database into itself")
+    if same_file(source, obj.path):
+        raise GpudbError(f"cannot merge a database into itself: {source} is {obj.path}")
     con = obj.connect()
     try:
         report = merge_runs(con, source)
@@ -433,6 +490,10 @@ def merge(obj: Context, source):
     others = ", ".join(f"{n} {t}" for t, n in report.rows_added.items() if t != "run" and n)
     click.echo(f"merged {source}: {report.runs_added} runs added, {report.runs_skipped} "
                f"already present" + (f"; also {others}" if others else ""))
+    left = ", ".join(t if n is None else f"{t} ({n} row{'' if n == 1 else 's'})"
+                     for t, n in report.not_merged.items() if n != 0)
+    if left:
+        click.echo(f"not merged (computed from runs: recompute them here): {left}")
 
 
 @cli.command()

@@ -3,9 +3,17 @@
 It turns DuckDB's open errors into one-line :class:`GpudbError` messages, applies the
 ``schema/NNNN_*.sql`` migrations when the file is writable (refusing a read-only file from an
 older or newer gpudb with a clear message), registers every Python UDF once per database
-instance and re-applies ``schema/views/*.sql``. ``trusted=False`` locks the connection down
-before anything stored in the file can run (DESIGN.md sections 7 and 8). :func:`atomic` is the
-one way gpudb code groups statements into a transaction.
+instance and re-applies ``schema/views/*.sql``. :func:`atomic` is the one way gpudb code
+groups statements into a transaction.
+
+Every file is treated as a teammate's, that is as data only (README, "Files from elsewhere"):
+every connection is opened locked down (gpudb.trust: no file or network access, no extension
+installed or loaded implicitly, the configuration locked) before anything stored in the file
+can run, and gpudb.trust refuses what is not a gpudb database or would replace gpudb's or
+DuckDB's functions; gpudb's own code does the file work of ingest and export with pyarrow. The
+file's views under gpudb's names are checked against gpudb's definitions on every open (never
+trusting its ``views_sha256``): rewritten when writable, shadowed by TEMP views when read-only.
+So gpudb's functions, views and stored queries are always gpudb's.
 """
 
 from __future__ import annotations
@@ -15,7 +23,6 @@ import hashlib
 import os
 import re
 import socket
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,7 +37,7 @@ DEFAULT_DB = "gpudb.duckdb"
 MEMORY = ":memory:"
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
-_VIEW = re.compile(r"CREATE OR REPLACE VIEW", re.I)
+_VIEW = re.compile(r"CREATE OR REPLACE VIEW", re.IGNORECASE)
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 _BOOTSTRAP = """
@@ -145,20 +152,6 @@ def _open_error(path: str, exc: duckdb.Error) -> GpudbError:
     return GpudbError(f"cannot open {path}: {first_line}")
 
 
-def _lock_down(con: duckdb.DuckDBPyConnection) -> None:
-    """Keep an untrusted file's stored views and macros from touching the file system.
-
-    Order matters (DESIGN.md section 7): allowed directories first, then external access off,
-    then the configuration locked so a stored statement cannot switch it back. The only
-    directory allowed is a private temporary one, for DuckDB's own spilling.
-    """
-    spill = tempfile.mkdtemp(prefix="gpudb-untrusted-")
-    con.execute(f"SET temp_directory = '{spill}'")
-    con.execute(f"SET allowed_directories = ['{spill}']")
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
-
-
 def _applied(con: duckdb.DuckDBPyConnection) -> list[int] | None:
     """Migration versions recorded in the file, or None if it has no migrations table."""
     exists = first_row(con.execute(
@@ -219,54 +212,120 @@ def _migrate(con: duckdb.DuckDBPyConnection, pending: list[Migration]) -> None:
                              f"{str(exc).splitlines()[0]}") from exc
 
 
+def _view_name(sql: str) -> str:
+    match = re.search(r"CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", sql, re.IGNORECASE)
+    if not match:
+        raise GpudbError("a view file does not start with CREATE OR REPLACE VIEW <name>")
+    return match.group(1)
+
+
+# gpudb's view definitions as DuckDB writes them in its catalog ({name: sql}), learnt from the
+# first connection of this process that creates them; keyed by the views' digest.
+_CANONICAL: dict[str, dict[str, str]] = {}
+
+
+# DuckDB writes the columns of an EXCLUDE list in no fixed order.
+_EXCLUDE = re.compile(r"EXCLUDE \(([^()]*)\)")
+
+
+def _canonical(sql: str) -> str:
+    """A view definition as DuckDB writes it, with TEMP dropped and EXCLUDE lists sorted."""
+    sql = sql.replace("CREATE TEMP VIEW ", "CREATE VIEW ", 1)
+    return _EXCLUDE.sub(lambda m: f"EXCLUDE ({', '.join(sorted(m[1].split(', ')))})", sql)
+
+
+def _stored_views(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, str]:
+    """{lower-cased name: canonical definition} of the views in schema main of ``database``."""
+    return {name.lower(): _canonical(sql) for _db, schema, name, sql in con.execute(
+        "SELECT database_name, schema_name, view_name, sql FROM system.main.duckdb_views() "
+        "WHERE database_name = ?", [database]).fetchall() if schema == "main"}
+
+
 def _apply_views(con: duckdb.DuckDBPyConnection, read_only: bool) -> None:
-    """(Re)create the views when this gpudb's definitions differ from the file's. A read-only
-    file gets them as temporary views, which shadow the stored ones for this connection, so
-    a file last written by another gpudb version still answers with this version's views."""
+    """gpudb's views, always gpudb's, whatever ``views_sha256`` the file claims.
+
+    The file's stored views of gpudb's names are compared with gpudb's definitions as DuckDB
+    writes them. When one differs (a file from another gpudb, or one carrying views of its
+    own under gpudb's names), a writable open rewrites them all in one transaction, and a
+    read-only one gets gpudb's as TEMP views, which come first in DuckDB's search path, so
+    the file's answer nothing on this connection."""
     files = view_files()
+    sqls = [view_sql(path) for path in files]
+    names = [_view_name(sql).lower() for sql in sqls]
     digest = _views_digest(files)
-    if _meta(con, "views_sha256") == digest:
-        return
+    from gpudb import trust  # trust imports this module
+
+    own = trust.file_catalog(con)
+    stored = _stored_views(con, own)
+    canonical = _CANONICAL.get(digest)
+    shadowed = canonical is None
+    if shadowed:  # learn how DuckDB writes gpudb's views: create them as TEMP views
+        _create_views(con, [_VIEW.sub("CREATE OR REPLACE TEMP VIEW", sql) for sql in sqls])
+        temp = _stored_views(con, "temp")
+        canonical = _CANONICAL[digest] = {n: temp[n] for n in names}
+    current = all(stored.get(n) == canonical[n] for n in names)
     if read_only:
-        for path in files:
-            con.execute(_VIEW.sub("CREATE OR REPLACE TEMP VIEW", view_sql(path)))
-        return
+        if not (current or shadowed):
+            _create_views(con, [_VIEW.sub("CREATE OR REPLACE TEMP VIEW", sql) for sql in sqls])
+    elif not current or _meta(con, "views_sha256") != digest:
+        _create_views(con, [*sqls, ("INSERT OR REPLACE INTO gpudb_meta "
+                                    f"VALUES ('views_sha256', '{digest}')")], atomically=True)
+
+
+def _create_views(con: duckdb.DuckDBPyConnection, statements: list[str],
+                  atomically: bool = False) -> None:
     try:
-        with atomic(con):
-            for path in files:
-                con.execute(view_sql(path))
-            con.execute("INSERT OR REPLACE INTO gpudb_meta VALUES ('views_sha256', ?)",
-                        [digest])
+        if atomically:
+            with atomic(con):
+                for sql in statements:
+                    con.execute(sql)
+        else:
+            for sql in statements:
+                con.execute(sql)
     except duckdb.Error as exc:
         raise GpudbError(f"view definitions failed to apply: {str(exc).splitlines()[0]}") from exc
 
 
-def connect(path: str | os.PathLike | None = None, read_only: bool = False,
-            trusted: bool = True) -> duckdb.DuckDBPyConnection:
+def own_views(con: duckdb.DuckDBPyConnection) -> None:
+    """For a connection :func:`connect` did not open (SQLAlchemy's): gpudb's views as TEMP
+    views wherever the file's stored ones differ from them. Writes nothing."""
+    _apply_views(con, read_only=True)
+
+
+def connect(path: str | os.PathLike | None = None,
+            read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) a gpudb database and return a DuckDB connection.
 
     path: file name; None means $GPUDB_DB or ./gpudb.duckdb; ':memory:' an in-memory database.
     read_only: open without writing; the file must exist and carry this gpudb's schema.
-    trusted: False for files from elsewhere: external access is disabled and the
-        configuration locked before any stored view or macro can run.
-    Raises GpudbError with a one-line message for locks, non-DuckDB files, schema mismatches.
+    Every file is opened as one from elsewhere: locked down (:func:`locked_down`) before any
+    stored view or macro can run.
+    Raises GpudbError with a one-line message for locks, files that are not gpudb databases
+    (saying what they are), files whose functions would replace gpudb's or DuckDB's, and
+    schema mismatches. A file this call created is removed again when it fails.
     """
-    from gpudb import __version__
+    from gpudb import __version__, trust  # trust imports this module
 
     target = str(path) if path is not None else default_path()
+    trust.refuse_non_database(target)
     if target != MEMORY and read_only and not Path(target).exists():
         raise GpudbError(f"no database at {target} (create it with `gpudb init`)")
+    created = target != MEMORY and not os.path.lexists(target)
     try:
-        con = duckdb.connect(target, read_only=read_only)
+        con = duckdb.connect(target, read_only=read_only, config=dict(trust.locked_down()))
     except duckdb.Error as exc:
         raise _open_error(target, exc) from None
+    if created:
+        trust.note_created(target)
     try:
         # gpudb commands draw their own progress bars; DuckDB's would garble their output.
         con.execute("SET enable_progress_bar = false")
-        if not trusted:
-            _lock_down(con)
+        trust.refuse_in_memory(con, target)
+        trust.refuse_shadowing(con, target)
         known = migrations()
         applied = _applied(con)
+        if applied is None and not read_only:
+            trust.refuse_foreign_duckdb(con, target)
         writer = _meta(con, "gpudb_version") if applied is not None else None
         pending = _check_version(target, applied, known, writer, read_only)
         udfs.register(con)
@@ -279,6 +338,8 @@ def connect(path: str | os.PathLike | None = None, read_only: bool = False,
                         [__version__])
     except BaseException:
         con.close()
+        if created:
+            trust.remove_created(target)
         raise
     return con
 

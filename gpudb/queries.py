@@ -3,6 +3,9 @@
 A file starts with a ``/* description */`` comment and uses ``:name`` parameters. Every
 parameter is optional: one not given is NULL, and the query decides what NULL means (e.g.
 "all GPUs"). Values arrive as text from the command line; queries cast them explicitly.
+A parameter whose line in the description starts with quoted values, as in
+``:objective  'edp' (default), 'ed2p', 'energy' or 'energy_perf'``, takes only those: another
+value is an error naming them (rather than a query that silently matches nothing).
 
 A line holding ``{predictor}`` is a column per registered predictor (gpudb.predictors, in table
 order): it is written once for each, with the predictor's name in place of ``{predictor}``
@@ -13,12 +16,13 @@ without an edit.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
 from gpudb.db import GpudbError
+from gpudb.output import error_line, fetch
 from gpudb.resources import resource_dir
 
 # A :name parameter, not a '::type' cast and not inside a string literal or comment
@@ -27,6 +31,10 @@ _TOKENS = re.compile(r"""('(?:[^']|'')*')|(--[^\n]*)|(/\*.*?\*/)|(::)|:([A-Za-z_
                      re.S)
 _DESCRIPTION = re.compile(r"^\s*/\*(.*?)\*/", re.S)
 _PER_PREDICTOR = "{predictor}"
+# A parameter documented with its values: ":name  'a' (default), 'b' or 'c'" (one line).
+_VALUE = r"'[^'\n]*'(?:[ \t]*\(default\))?"
+_CHOICES = re.compile(
+    rf":([A-Za-z_][A-Za-z0-9_]*)[ \t]+({_VALUE}(?:[ \t]*,?[ \t]*(?:or[ \t]+)?{_VALUE})+)")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -37,6 +45,7 @@ class StoredQuery:
     sql: str
     description: str
     params: tuple[str, ...]
+    choices: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
 
     def bind(self, values: dict[str, str | None]) -> tuple[str, dict[str, str | None]]:
         """SQL with $name placeholders, and a value (or NULL) for every parameter."""
@@ -45,6 +54,11 @@ class StoredQuery:
             accepted = ", ".join(self.params) or "none"
             raise GpudbError(f"query {self.name} has no parameter {unknown[0]!r} "
                              f"(parameters: {accepted})")
+        for name, value in values.items():
+            allowed = self.choices.get(name)
+            if value is not None and allowed and value not in allowed:
+                raise GpudbError(f"query {self.name}: {name} must be one of "
+                                 f"{', '.join(allowed)} (got {value!r})")
 
         def swap(match: re.Match) -> str:
             return f"${match.group(5)}" if match.group(5) else match.group(0)
@@ -79,7 +93,12 @@ def _parse(path: Path) -> StoredQuery:
     for match in _TOKENS.finditer(sql):
         if match.group(5) and match.group(5) not in params:
             params.append(match.group(5))
-    return StoredQuery(path.stem, path, sql, description, tuple(params))
+    choices: dict[str, tuple[str, ...]] = {}
+    doc = described.group(1) if described else ""
+    for match in _CHOICES.finditer(doc[max(doc.find("Parameters:"), 0):]):
+        if match.group(1) in params and match.group(1) not in choices:
+            choices[match.group(1)] = tuple(re.findall(r"'([^']*)'", match.group(2)))
+    return StoredQuery(path.stem, path, sql, description, tuple(params), choices)
 
 
 def stored_queries() -> dict[str, StoredQuery]:
@@ -99,8 +118,6 @@ def run_query(con: duckdb.DuckDBPyConnection, name: str,
     """Run a stored query; returns (column names, rows)."""
     sql, params = get_query(name).bind(values or {})
     try:
-        result = con.execute(sql, params)
-        rows = result.fetchall()
+        return fetch(con, sql, params)
     except duckdb.Error as exc:
-        raise GpudbError(f"query {name} failed: {str(exc).splitlines()[0]}") from None
-    return [d[0] for d in result.description], rows
+        raise GpudbError(f"query {name} failed: {error_line(exc)}") from None

@@ -120,6 +120,79 @@ def insert_missing(con: duckdb.DuckDBPyConnection, table: str, rows: Rows) -> in
             distinct_on=keys)))[0]
 
 
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def row_name(table: str, key: dict) -> str:
+    """A row named by its key, for messages: "run 'ab12'", "interval 3 of run 'ab12'"."""
+    if table == "run":
+        return f"run {key['run_id']!r}"
+    if table == "interval":
+        return f"interval {key['idx']} of run {key['run_id']!r}"
+    if table == "metric":
+        at = "" if key["idx"] is None else f" (interval {key['idx']})"
+        return f"metric {key['name']!r}{at} of run {key['run_id']!r}"
+    return f"{table} " + ", ".join(f"{k} {v!r}" for k, v in key.items())
+
+
+def invalid_row(con: duckdb.DuckDBPyConnection, table: str, rows: Rows) -> str | None:
+    """The first of ``rows`` that ``table`` must not hold, as one line naming the row by its
+    key (``KEYS[table]``), or None when every row may go in.
+
+    The rules are the table's own, as stored: each value converts to its column's type, NOT
+    NULL, the CHECK constraints, and one DuckDB's CHECKs miss: a floating-point value must
+    be finite (NaN sorts above every number, so ``CHECK (time_ns > 0)`` passes NaN and
+    +inf). These are the rules ingest applies to a file before writing it, so a writer that
+    did not produce the rows itself (merge) refuses what ingest would.
+    """
+    cols = con.execute(
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? AND "
+        "schema_name = 'main' AND database_name = current_database() ORDER BY column_index",
+        [table]).fetchall()
+    types = dict(cols)
+    constraints = con.execute(
+        "SELECT constraint_type, expression, constraint_column_names FROM duckdb_constraints() "
+        "WHERE table_name = ? AND schema_name = 'main' AND database_name = current_database() "
+        "AND constraint_type IN ('CHECK', 'NOT NULL') ORDER BY constraint_index",
+        [table]).fetchall()
+    with _source(con, rows, f"_gpudb_check_{table}") as src:
+        exprs = _select(con, table, rows, src)
+        # The rows as the table would get them (p.<column>), beside the values as given
+        # (p._gpudb_raw_<i>, for columns the rows have); CHECK expressions name columns bare.
+        raw = {c: f"_gpudb_raw_{i}" for i, c in enumerate(exprs) if exprs[c].startswith("s.")}
+        rows_sql = ("(SELECT " + ", ".join(
+            [f"TRY_CAST({e} AS {types[c]}) AS {_quote(c)}" for c, e in exprs.items()]
+            + [f"{exprs[c]} AS {r}" for c, r in raw.items()]) + f" FROM {src} AS s) AS p")
+        # (column, what is wrong, predicate over p)
+        checks: list[tuple[str, str, str]] = [
+            (c, f"is not a {types[c]}", f"p.{r} IS NOT NULL AND p.{_quote(c)} IS NULL")
+            for c, r in raw.items()]
+        checks += [(c, "is not a finite number", f"NOT isfinite(p.{_quote(c)})")
+                   for c, kind in cols if kind in ("DOUBLE", "FLOAT", "REAL")]
+        for kind, expression, names in constraints:
+            if kind == "NOT NULL":
+                checks.append((names[0], "is missing", f"p.{_quote(names[0])} IS NULL"))
+            else:
+                checks.append((names[0], f"breaks CHECK {expression}", f"NOT {expression}"))
+        counts = first_row(con.execute(
+            "SELECT " + ", ".join(f"count(*) FILTER (WHERE {pred})" for _, _, pred in checks)
+            + f" FROM {rows_sql}"))
+        for (column, problem, pred), bad in zip(checks, counts, strict=True):
+            if not bad:
+                continue
+            keys = KEYS.get(table, ())
+            shown = f"p.{raw.get(column, _quote(column))}"
+            hit = first_row(con.execute(
+                "SELECT " + ", ".join(f"p.{_quote(k)}" for k in keys)
+                + f", CAST({shown} AS VARCHAR) FROM {rows_sql} WHERE {pred} LIMIT 1"))
+            name = row_name(table, dict(zip(keys, hit[:-1], strict=True)))
+            value = "" if hit[-1] is None else f" = {hit[-1]}"
+            more = f" ({bad - 1} more like it)" if bad > 1 else ""
+            return f"{name}: {column}{value} {problem}{more}"
+    return None
+
+
 def insert_runs(con: duckdb.DuckDBPyConnection, runs: Rows,
                 intervals: Rows | None = None) -> Written:
     """Insert the runs whose ``run_id`` is not stored yet, with their intervals (interval rows

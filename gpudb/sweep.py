@@ -4,31 +4,87 @@ The simulator plans and simulates (sim.sweep: worker processes, no database); th
 the one writer process of the file (DESIGN.md section 7): it skips the runs stored already
 (``run_id`` is a content hash of the inputs and SIM_VERSION) and stores each result as it
 arrives through gpudb.runs, each run with its intervals in one transaction, so an interrupted
-sweep keeps every run it finished and a re-run resumes without duplicates.
+sweep keeps every run it finished and a re-run resumes without duplicates. The gpu, kernel and
+experiment rows go in with the first run, in its transaction, so a sweep that fails before
+finishing a run leaves the file as it was. SIGTERM and SIGHUP stop a sweep as Ctrl-C does,
+and its worker processes end with it (sim.sweep).
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from collections.abc import Callable
-from contextlib import closing
+from collections.abc import Callable, Iterator
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import closing, contextmanager
 from pathlib import Path
 
-from gpudb.db import connect
-from gpudb.runs import ensure_experiment, ensure_gpu, ensure_kernels, stored_run_ids, write_run
+import pyarrow as pa
+
+from gpudb.db import GpudbError, atomic, connect
+from gpudb.runs import (
+    ensure_experiment,
+    ensure_gpu,
+    ensure_kernels,
+    experiment_id,
+    insert_runs,
+    stored_run_ids,
+    write_run,
+)
 from sim.config import GpuConfig, Suite, load_gpu, load_suite
 from sim.sweep import plan, simulate_tasks
 
 Progress = Callable[[int, int, int], None]
 
+# Signals that stop a sweep as Ctrl-C does (where the platform has them).
+STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
 
 class SweepInterrupted(Exception):
-    """Ctrl-C during a sweep; ``summary`` counts the runs that were written."""
+    """Ctrl-C (or SIGTERM, SIGHUP) during a sweep; ``summary`` counts the runs that were
+    written, ``signum`` is the signal (SIGINT for Ctrl-C)."""
 
-    def __init__(self, summary: dict):
-        super().__init__(f"sweep interrupted after {summary['runs_added']} new runs "
-                         "(finished runs are kept; re-run to resume)")
+    def __init__(self, summary: dict, signum: int = signal.SIGINT):
+        super().__init__(f"sweep interrupted by {signal.Signals(signum).name} after "
+                         f"{summary['runs_added']} new runs (finished runs are kept; re-run "
+                         "to resume)")
         self.summary = summary
+        self.signum = int(signum)
+
+
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived: unwinds like Ctrl-C."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP raise _Stopped (once) where they would end the
+    process, so the sweep unwinds: workers ended, finished runs kept. A signal ignored (nohup)
+    or handled by the program stays so; signals go to the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired: list[int] = []
+
+    def stop(signum, frame):
+        if not fired:  # a second signal while unwinding must not interrupt the clean-up
+            fired.append(signum)
+            raise _Stopped(signum)
+
+    previous = {}
+    for sig in STOP_SIGNALS:
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            previous[sig] = signal.signal(sig, stop)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
@@ -42,23 +98,31 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
 
     ``progress(runs_done, runs_total, instructions_simulated)`` is called after each run
     written (and once at the start). Returns {'experiment_id', 'runs_added', 'runs_skipped',
-    'instructions', 'seconds'}. Raises SweepInterrupted on Ctrl-C, after closing the database
-    with every finished run committed.
+    'instructions', 'seconds'}. Raises SweepInterrupted on Ctrl-C, SIGTERM or SIGHUP, after
+    closing the database with every finished run committed. A sweep that writes no run leaves
+    no row at all.
     """
     started = time.perf_counter()
     gpu = load_gpu(gpu) if not isinstance(gpu, GpuConfig) else gpu
     suite = load_suite(suite) if not isinstance(suite, Suite) else suite
     tasks = plan(gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas, interval_instructions, seed)
     name = experiment or f"sim-{gpu.name}-{suite.name}"
+    eid = experiment_id(name)
     con = connect(db_path)
-    summary = {"experiment_id": None, "runs_added": 0, "runs_skipped": 0, "instructions": 0,
+    summary = {"experiment_id": eid, "runs_added": 0, "runs_skipped": 0, "instructions": 0,
                "seconds": 0.0}
+
+    def write_first(result) -> None:
+        # the rows the runs refer to, in the first run's transaction: all or nothing
+        with atomic(con):
+            ensure_gpu(con, gpu)
+            ensure_kernels(con, {t.kernel.kernel_id: t.kernel for t in tasks}.values())
+            ensure_experiment(con, name, f"simulated sweep of suite {suite.name} on "
+                                         f"{gpu.name} ({suite.description})")
+            insert_runs(con, pa.Table.from_pylist([dict(result.run, experiment_id=eid)]),
+                        result.intervals)
+
     try:
-        ensure_gpu(con, gpu)
-        ensure_kernels(con, {t.kernel.kernel_id: t.kernel for t in tasks}.values())
-        eid = ensure_experiment(con, name, f"simulated sweep of suite {suite.name} on "
-                                            f"{gpu.name} ({suite.description})")
-        summary["experiment_id"] = eid
         have = stored_run_ids(con, (t.run_id for t in tasks))
         # a grid naming a setting twice plans its runs twice: simulate them once
         todo = list({t.run_id: t for t in tasks if t.run_id not in have}.values())
@@ -66,16 +130,23 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
         if progress:
             progress(0, len(todo), 0)
         try:
-            with closing(simulate_tasks(todo, jobs)) as results:
+            with _stop_on_signals(), closing(simulate_tasks(todo, jobs)) as results:
                 for result in results:
-                    write_run(con, result, eid)
+                    if summary["runs_added"] == 0:
+                        write_first(result)
+                    else:
+                        write_run(con, result, eid)
                     summary["runs_added"] += 1
                     summary["instructions"] += int(result.run["instructions"])
                     if progress:
                         progress(summary["runs_added"], len(todo), summary["instructions"])
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             summary["seconds"] = time.perf_counter() - started
-            raise SweepInterrupted(summary) from None
+            raise SweepInterrupted(summary, getattr(stop, "signum", signal.SIGINT)) from None
+        except BrokenProcessPool:
+            raise GpudbError(f"a simulator process died (killed, or out of memory?); the "
+                             f"{summary['runs_added']} runs finished are kept: run the same "
+                             "command again to resume") from None
     finally:
         con.close()
     summary["seconds"] = time.perf_counter() - started

@@ -7,7 +7,7 @@
                :objective     'edp' (default), 'ed2p', 'energy' or 'energy_perf'
                :max_loss_pct  energy_perf's bound, % (default 1)
                :predictor     one predictor of the replays (default: every one)
-               :guard         one guard of the replays (default: every one)
+               :guard         'guarded' or 'paper': one guard of the replays (default: every one)
                :gpu_id        one GPU (default: every GPU) */
 WITH results AS (
     SELECT *

@@ -5,7 +5,7 @@
    potential; negative means the policy loses against the baseline.
    Parameters: :objective     'edp' (default), 'ed2p', 'energy' or 'energy_perf'
                :max_loss_pct  energy_perf's bound, % (default 1)
-               :guard         one guard of the replays (default: every one)
+               :guard         'guarded' or 'paper': one guard of the replays (default: every one)
                :gpu_id        one GPU (default: every GPU)
                :suite         one kernel suite (default: every suite) */
 WITH results AS (

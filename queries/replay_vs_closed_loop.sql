@@ -6,8 +6,8 @@
    A closed-loop run (policy 'closed_loop') is matched with the replay of the same predictor,
    objective, energy_perf bound and guard in control_result.
    Parameters: :predictor  one predictor (default: every one run in the closed loop)
-               :objective  one objective (default: every one)
-               :guard      one guard, 'guarded' or 'paper' (default: every one)
+               :objective  'edp', 'ed2p', 'energy' or 'energy_perf' (default: every one)
+               :guard      'guarded' or 'paper' (default: every one)
                :gpu_id     one GPU (default: every GPU) */
 WITH closed AS (
     SELECT

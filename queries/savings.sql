@@ -6,7 +6,7 @@
    'perfect_memoryless' (paper 004 section 4.3).
    Parameters: :objective     'edp' (default), 'ed2p', 'energy' or 'energy_perf'
                :max_loss_pct  energy_perf's bound, % (default 1)
-               :guard         one guard of the replays (default: every one)
+               :guard         'guarded' or 'paper': one guard of the replays (default: every one)
                :gpu_id        one GPU (default: every GPU)
                :suite         one kernel suite (default: every suite) */
 WITH results AS (

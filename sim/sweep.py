@@ -10,7 +10,12 @@ and its intervals as an Arrow table) as it finishes. Storing results is the call
 from __future__ import annotations
 
 import itertools
+import multiprocessing
+import os
 import signal
+import sys
+import threading
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -75,10 +80,12 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
 
     With ``jobs`` > 1 (and more than one task) ``jobs`` worker processes simulate, longest-
     looking runs first, so results come in completion order; otherwise this process simulates
-    them in order. Workers ignore Ctrl-C, leaving the decision to the caller: an exception in
-    the caller's loop (KeyboardInterrupt included) or closing the generator cancels the
-    queued tasks and waits for the running ones, so no process is left behind. Use it as
-    ``with contextlib.closing(simulate_tasks(...)) as results:`` to close it promptly.
+    them in order. Workers ignore Ctrl-C and hang-ups (sent to the whole process group),
+    leaving the decision to the caller: an exception in the caller's loop (KeyboardInterrupt
+    included) or closing the generator cancels the queued tasks and ends the workers at once
+    (the running tasks' results would be thrown away), so no process is left behind. Use it
+    as ``with contextlib.closing(simulate_tasks(...)) as results:`` to close it promptly.
+    A worker whose parent process is gone (killed with SIGKILL, say) exits by itself.
     """
     todo = list(tasks)
     if jobs <= 1 or len(todo) <= 1:
@@ -86,7 +93,14 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
             yield _simulate(task)
         return
     queue = sorted(todo, key=lambda t: -t.kernel.warp_instructions * 1000.0 / t.core_mhz)
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+    context = multiprocessing.get_context()
+    # a worker's parent is this process (but the fork server under "forkserver"), and the
+    # workers start in this thread (PR_SET_PDEATHSIG fires when the creating thread ends)
+    parent = None if context.get_start_method() == "forkserver" else os.getpid()
+    main = threading.current_thread() is threading.main_thread()
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
+                               initargs=(parent, main))
+    completed = False
     try:
         pending = set()
         it = iter(queue)
@@ -99,7 +113,10 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
                 nxt = next(it, None)
                 if nxt is not None:
                     pending.add(pool.submit(_simulate, nxt))
+        completed = True
     finally:
+        if not completed:
+            _end_workers(pool)
         pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -108,6 +125,54 @@ def _simulate(task: Task) -> SimResult:
                     task.ctas_per_sm, task.interval_instructions, task.seed)
 
 
-def _ignore_sigint() -> None:
-    # Ctrl-C reaches the whole process group; only the parent decides what to do with it.
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's workers now rather than wait for their running tasks (whose results
+    nobody will read); the pool then shuts down as after any worker's death."""
+    kill_workers = getattr(pool, "kill_workers", None)  # Python 3.14
+    if kill_workers is not None:
+        kill_workers()
+        return
+    processes = dict(getattr(pool, "_processes", None) or {})  # pid -> Process before
+    for process in processes.values():
+        if process.is_alive():
+            process.kill()
+
+
+def _init_worker(parent: int | None = None, die_with_parent: bool = True) -> None:
+    """Worker initializer: signals sent to the whole process group (Ctrl-C, a hang-up) are
+    the parent's to decide on; and a worker outlives no parent (``parent``: its pid, where
+    known)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # a forked worker inherits the parent's Python handlers: SIGTERM ends a worker outright
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    ppid = os.getppid()
+    if die_with_parent:
+        _pdeathsig()
+    if os.getppid() != (parent or ppid):  # the parent died before the kernel was told
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(ppid,), name="sim-watch-parent",
+                     daemon=True).start()
+
+
+def _pdeathsig() -> None:
+    """Linux: the kernel sends this process SIGKILL when its parent ends; elsewhere nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _watch_parent(parent: int, every_s: float = 0.5) -> None:
+    """The portable fallback: exit once the parent is gone (the process is re-parented). A
+    jitted call holds the GIL, so this notices between calls."""
+    while True:
+        time.sleep(every_s)
+        if os.getppid() != parent:
+            os._exit(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -66,7 +67,12 @@ def test_sql_from_argument_and_stdin(tiny_db):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("sql", "SELECT nonsense"), "SQL error: Binder Error"),
+    (("sql", "SELECT nonsense"), 'SQL error: Referenced column "nonsense"'),
+    (("sql", "SELECT * FROM rn"), 'SQL error: Table with name rn does not exist! Did you mean'),
+    (("query", "mape_by_kernel", "-p", "model_id", "abc"),
+     "query mape_by_kernel failed: no wu model 'abc' (see table wu_model)"),
+    (("query", "savings", "-p", "objective", "x"),
+     "query savings: objective must be one of edp, ed2p, energy, energy_perf (got 'x')"),
     (("query", "best_setting", "-p", "gpu", "x"), "has no parameter 'gpu'"),
     (("query", "nope"), "no stored query 'nope'"),
     (("merge", "/etc/hostname"), "is not a DuckDB database"),
@@ -78,7 +84,55 @@ def test_errors_are_one_line_and_nonzero(tiny_db, args, message):
     assert result.exit_code != 0
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0], lines
+    # gpudb's words, not DuckDB's ("Binder Error: ...", "Invalid Input Error: ...")
+    assert not re.search(r"[A-Z][a-z]+ Error: ", lines[0][len("Error: "):]), lines
     assert row_counts(tiny_db) == before
+
+
+@pytest.mark.parametrize("args, start, help_of", [
+    (("sweep", "--x"), "Error: no such option", "gpudb sweep"),
+    (("sweep", "--job", "2"), "Error: no such option", "gpudb sweep"),
+    (("sweep", "--jobs", "0"), "Error: invalid value for '--jobs'", "gpudb sweep"),
+    (("nosuch",), "Error: no such command", "gpudb"),
+    (("--bogus", "info"), "Error: no such option", "gpudb"),
+    (("query", "savings", "-p", "objective"), "Error: option '-p' requires 2 arguments",
+     "gpudb query"),
+    (("evaluate", "accuracy", "--granularity", "x"), "Error: invalid value for '--granularity'",
+     "gpudb evaluate accuracy"),
+    (("train", "wu"), "Error: missing option '--gpu'", "gpudb train wu"),
+])
+def test_usage_errors_are_one_line_naming_the_help_to_read(tmp_path, args, start, help_of):
+    db = tmp_path / "x.duckdb"
+    result = CliRunner().invoke(cli, ["--db", str(db), *args], prog_name="gpudb")
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1, result.output
+    line = result.output.strip()
+    assert line.startswith(start) and line.endswith(f" (see {help_of} --help)"), line
+    assert not db.exists()
+
+
+def test_a_group_without_a_command_still_shows_its_help():
+    result = CliRunner().invoke(cli, ["evaluate"], prog_name="gpudb")
+    assert "Usage: gpudb evaluate" in result.output and "accuracy" in result.output
+
+
+def test_sql_prints_timestamps_with_time_zone_without_pytz(tiny_db, monkeypatch):
+    import datetime as dt
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pytz", None)  # as where pytz is not installed
+    table = invoke("--db", tiny_db, "sql", "SELECT * FROM run")
+    assert table.exit_code == 0, table.output
+    assert "created_at" in table.output and "(8 rows)" in table.output
+    result = invoke("--db", tiny_db, "sql", "--format", "json",
+                    "SELECT TIMESTAMPTZ '2024-01-02 03:04:05+00' AS t, 1 AS n, "
+                    "[now()] AS l, created_at FROM experiment")
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.output)[0]
+    assert dt.datetime.fromisoformat(row["t"]) == dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    assert row["n"] == 1 and dt.datetime.fromisoformat(row["created_at"]).tzinfo is not None
+    csv_out = invoke("--db", tiny_db, "sql", "--format", "csv", "SELECT created_at FROM run")
+    assert csv_out.exit_code == 0 and len(csv_out.output.splitlines()) == 9
 
 
 @pytest.mark.parametrize("args", [

@@ -1,4 +1,4 @@
-"""connect(): migrations, version stamps, UDF registration, untrusted files, locks."""
+"""connect(): migrations, version stamps, UDF registration, locked-down opens, locks."""
 
 from __future__ import annotations
 
@@ -86,20 +86,21 @@ def test_read_only_missing_and_foreign_files(tmp_path):
         gpudb.connect(plain, read_only=True)
 
 
-def test_untrusted_file_cannot_read_files_through_stored_view(fresh_db):
-    con = gpudb.connect(fresh_db)
+def test_no_open_can_read_files_through_stored_view(fresh_db):
+    con = duckdb.connect(str(fresh_db))  # a plain client writes the view (gpudb could not)
     con.execute("CREATE VIEW sneaky AS SELECT * FROM read_text('/etc/hostname')")
-    assert con.execute("SELECT count(*) FROM sneaky").fetchall() == [(1,)]  # trusted: reads
+    assert con.execute("SELECT count(*) FROM sneaky").fetchall() == [(1,)]  # plain: reads
     con.close()
-    untrusted = gpudb.connect(fresh_db, read_only=True, trusted=False)
-    with pytest.raises(duckdb.PermissionException):
-        untrusted.execute("SELECT * FROM sneaky").fetchall()
-    with pytest.raises(duckdb.Error, match="locked"):
-        untrusted.execute("SET enable_external_access = true")
-    # the data itself is still readable, and the UDFs are there
-    assert untrusted.execute("SELECT count(*) FROM run").fetchall() == [(0,)]
-    assert untrusted.execute("SELECT predict_linear(2, 0, 1, 2)").fetchall() == [(1.0,)]
-    untrusted.close()
+    for read_only in (True, False):
+        opened = gpudb.connect(fresh_db, read_only=read_only)
+        with pytest.raises(duckdb.PermissionException):
+            opened.execute("SELECT * FROM sneaky").fetchall()
+        with pytest.raises(duckdb.Error):
+            opened.execute("SET enable_external_access = true")
+        # the data itself is still readable, and the UDFs are there
+        assert opened.execute("SELECT count(*) FROM run").fetchall() == [(0,)]
+        assert opened.execute("SELECT predict_linear(2, 0, 1, 2)").fetchall() == [(1.0,)]
+        opened.close()
 
 
 def test_second_writer_gets_one_line_naming_the_holder(fresh_db):

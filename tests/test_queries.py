@@ -40,6 +40,49 @@ def test_parameters_are_parsed_and_unknown_ones_refused():
         get_query("nope")
 
 
+def test_a_parameter_documented_with_values_takes_only_those(query_db):
+    from gpudb.control.energy import OBJECTIVES
+    from gpudb.control.guard import GUARDS
+
+    queries = stored_queries()
+    for name in ("savings", "savings_summary", "clock_trace", "fraction_of_potential",
+                 "static_optimal_run", "controller_replay", "replay_vs_closed_loop"):
+        assert set(queries[name].choices["objective"]) == set(OBJECTIVES), name
+    for name in ("savings", "savings_summary", "clock_trace", "fraction_of_potential",
+                 "controller_replay", "replay_vs_closed_loop"):
+        assert set(queries[name].choices["guard"]) == set(GUARDS), name
+    # the {predictor} queries keep their columns and get their value lists
+    assert queries["mape_by_kernel"].choices == {"granularity": ("run", "interval")}
+    assert "{predictor}" not in queries["mape_by_kernel"].sql
+    assert queries["wu_error_by_base"].choices == {"split": ("validation", "training")}
+    # free-form parameters take anything
+    assert "predictor" not in queries["controller_replay"].choices
+    assert "gpu_id" not in queries["savings"].choices
+    with pytest.raises(GpudbError) as refused:
+        get_query("savings").bind({"objective": "x"})
+    assert str(refused.value) == ("query savings: objective must be one of edp, ed2p, energy, "
+                                  "energy_perf (got 'x')")
+    with pytest.raises(GpudbError, match="granularity must be one of run, interval"):
+        get_query("mape_by_kernel").bind({"granularity": "Run"})
+    con = gpudb.connect(query_db, read_only=True)
+    try:
+        _, rows = run_query(con, "savings", {"objective": "energy", "guard": "guarded"})
+        assert rows and {r[6] for r in rows} == {"energy"}
+    finally:
+        con.close()
+
+
+def test_a_failing_query_says_why_in_gpudbs_words(query_db):
+    con = gpudb.connect(query_db, read_only=True)
+    try:
+        with pytest.raises(GpudbError) as failed:
+            run_query(con, "mape_by_kernel", {"model_id": "nope"})
+    finally:
+        con.close()
+    assert str(failed.value) == ("query mape_by_kernel failed: no wu model 'nope' "
+                                 "(see table wu_model)")
+
+
 def test_a_predictor_line_is_written_once_per_registered_predictor():
     sql = _per_predictor("SELECT\n    a,\n    f('{predictor}') AS {predictor}_x,\n    b\n"
                          "FROM t GROUP BY g({predictor}_x)  \n")

@@ -230,7 +230,8 @@ def test_static_optimal_run_by_hand(db):
     assert [(r["core_mhz"], r["mem_mhz"]) for r in rows[1:]] == [(1000, 1600)] * 2
     assert all(r["ed2p_saving_pct"] == pytest.approx(0.0) for r in rows)
     assert query(db, "static_optimal_run", suite="nope") == []
-    with pytest.raises(GpudbError, match="objective must be edp, ed2p, energy or energy_perf"):
+    with pytest.raises(GpudbError,
+                       match="objective must be one of edp, ed2p, energy, energy_perf"):
         query(db, "static_optimal_run", objective="speed")
 
 

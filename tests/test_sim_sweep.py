@@ -137,3 +137,33 @@ def test_default_plan_is_every_pstate(tiny_suite_path):
     assert len(tasks) == 2 * 7 * 3
     with pytest.raises(ValueError, match="SM counts"):
         plan(g, load_suite(tiny_suite_path), sms=[8])
+
+
+@pytest.mark.parametrize("fail_at", [1, 2])
+def test_a_sweep_that_fails_leaves_nothing_it_did_not_finish(tmp_path, tiny_suite_path,
+                                                             monkeypatch, fail_at):
+    """The gpu, kernel and experiment rows go in with the first run: a sweep failing before
+    it finished one leaves no row at all; failing later, it keeps the runs and their rows."""
+    from conftest import row_counts
+
+    import sim.sweep
+
+    real, calls = sim.sweep.simulate, []
+
+    def simulate_or_fail(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == fail_at:
+            raise RuntimeError("simulator failed")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sim.sweep, "simulate", simulate_or_fail)
+    db = tmp_path / "x.duckdb"
+    with pytest.raises(RuntimeError, match="simulator failed"):
+        sweep(db, "gtx480", tiny_suite_path, core_mhz=[700, 100], mem_mhz=[924],
+              interval_instructions=500, jobs=1)
+    counts = row_counts(db)
+    if fail_at == 1:
+        assert counts == dict.fromkeys(counts, 0)
+    else:
+        assert (counts["run"], counts["gpu"], counts["kernel"], counts["experiment"]) == (
+            1, 1, 2, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
 import gpudb
@@ -59,13 +60,14 @@ def test_merge_refuses_non_database_and_leaves_target_alone(tiny_db, tmp_path):
 
 def test_merge_source_views_cannot_read_files(tiny_db, tmp_path):
     teammate = tmp_path / "teammate.duckdb"
-    con = gpudb.connect(teammate)
+    gpudb.connect(teammate).close()
+    con = duckdb.connect(str(teammate))  # a plain client writes the view (gpudb could not)
     con.execute("CREATE VIEW leak AS SELECT * FROM read_text('/etc/hostname')")
     con.close()
     con = gpudb.connect(tiny_db)
-    merge(con, teammate)  # opened untrusted: fine, the view is never needed
+    merge(con, teammate)  # opened locked down: fine, the view is never needed
     con.close()
-    source = gpudb.connect(teammate, read_only=True, trusted=False)
+    source = gpudb.connect(teammate, read_only=True)
     with pytest.raises(Exception, match="disabled"):
         source.execute("SELECT * FROM leak").fetchall()
     source.close()
@@ -102,3 +104,63 @@ def test_merge_of_an_export_before_migration_6_moves_controllers_into_columns(ti
     assert got == [("closed_loop", "crisp", "edp", None, "paper"),
                    ("closed_loop", "crisp_gpudb", "energy_perf", 2.5, "guarded"),
                    ("closed_loop", "lead", "ed2p", None, "h0.5")]
+
+
+def test_export_into_a_directory_whose_name_has_a_quote_writes_only_there(tiny_db, tmp_path,
+                                                                          monkeypatch):
+    """The name was pasted into COPY ... TO '<path>': `out' (FORMAT csv) --` wrote every
+    table as CSV over one file `.out` beside it and left the directory empty. Tables now
+    stream to Parquet in Arrow batches (here of 3 rows, so a table is several row groups)."""
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr("gpudb.transfer._EXPORT_BATCH_ROWS", 3)
+    parent = tmp_path / "exports"
+    parent.mkdir()
+    out = parent / "out' (FORMAT csv) --"
+    con = gpudb.connect(tiny_db, read_only=True)
+    counts = export(con, out)
+    con.close()
+    assert [p.name for p in parent.iterdir()] == [out.name]
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{t}.parquet" for t in counts)
+    metric = pq.ParquetFile(out / "metric.parquet")
+    assert metric.metadata.num_rows == counts["metric"] == 8
+    assert metric.metadata.num_row_groups == 3
+    assert pq.read_schema(out / "run.parquet").field("created_at").type.tz == "UTC"
+    other = tmp_path / "other.duckdb"
+    con = gpudb.connect(other)
+    assert merge(con, out).runs_added == 8
+    con.close()
+
+
+def test_export_where_it_cannot_write_is_one_line_and_leaves_nothing(tiny_db, tmp_path,
+                                                                     monkeypatch):
+    from click.testing import CliRunner
+
+    import gpudb.transfer
+    from gpudb.cli import cli
+
+    for where in ("/proc/gpudb-export", tmp_path / "missing" / "out"):
+        result = CliRunner().invoke(cli, ["--db", str(tiny_db), "export", str(where)])
+        assert result.exit_code == 1
+        assert result.output.startswith(f"Error: cannot export to {where}: ")
+        assert result.output.count("\n") == 1, result.output
+    assert not (tmp_path / "missing").exists()
+
+    # a write that fails half-way (a full disk): the staging directory goes, nothing stays
+    write = gpudb.transfer._write_parquet
+    calls = []
+
+    def full_disk(con, query, path):
+        calls.append(path)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return write(con, query, path)
+
+    monkeypatch.setattr(gpudb.transfer, "_write_parquet", full_disk)
+    parent = tmp_path / "exports"
+    parent.mkdir()
+    con = gpudb.connect(tiny_db, read_only=True)
+    with pytest.raises(GpudbError, match=r"cannot export to .*out: no space left on device$"):
+        export(con, parent / "out")
+    con.close()
+    assert list(parent.iterdir()) == []

@@ -259,10 +259,10 @@ def test_round_trip_through_the_file_in_a_new_process(toy_db):
     report = train_wu(con, "toy", seed=4, clusters=3)
     expected = predictions(con, report.model_id)
     con.close()
-    # a fresh process, no scikit-learn needed, the file untrusted and read-only
+    # a fresh process, no scikit-learn needed, the file read-only (and locked down, as every open)
     code = (
         "import json, sys; import gpudb\n"
-        "con = gpudb.connect(sys.argv[1], read_only=True, trusted=False)\n"
+        "con = gpudb.connect(sys.argv[1], read_only=True)\n"
         "rows = con.execute('SELECT kernel_id, target_n_sm, target_core_mhz, target_mem_mhz, "
         "predicted_ns, predicted_power_w, in_training FROM pred_wu WHERE model_id = ? "
         "ORDER BY ALL', [sys.argv[2]]).fetchall()\n"

@@ -1,0 +1,343 @@
+"""A file from someone else is data only (issue 12, items 1-3).
+
+A hostile database is built here the way a teammate could: a real gpudb file, then edited with
+a plain DuckDB client to hold views and a table macro that read a secret file of this user, a
+gpudb view (`prediction`) replaced by one with perfect predictions while its views_sha256 still
+matches, and a column default of its own (a file-reading default where DuckDB takes one).
+Every command must refuse or neutralise each, never show the secret, and the accuracy table
+from that file must equal the one from a clean copy. Macros named like gpudb's UDFs or DuckDB's
+functions and operators are refused by name. A --db that is not a gpudb database is refused
+with one line saying what it is, and a failed command leaves no new file.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from conftest import TINY_CSV, TINY_MAPPING, row_counts
+
+import gpudb
+from gpudb import udfs
+from gpudb.cli import cli
+
+SECRET = "s3cr3t-ssh-key-material"
+
+
+def invoke(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+def one_line_error(result) -> str:
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), lines
+    return lines[0]
+
+
+def plain_edit(path, *statements):
+    con = duckdb.connect(str(path))  # a plain DuckDB client: what a teammate's file may hold
+    try:
+        for sql in statements:
+            con.execute(sql)
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """(clean, hostile, secret text file): the tiny dataset, once, and a copy of it holding
+    what a hostile teammate could put in a file, beside a file of this user's that no
+    database may read."""
+    from gpudb.ingest import ingest
+    from gpudb.mapping import load_mapping
+
+    tmp = tmp_path_factory.mktemp("trust")
+    text = tmp / "secret.txt"
+    text.write_text(SECRET + "\n")
+    table = tmp / "secret.csv"
+    table.write_text(f"key\n{SECRET}\n")
+    (tmp / "tiny.csv").write_text(TINY_CSV)
+    (tmp / "tiny.toml").write_text(TINY_MAPPING)
+    clean = tmp / "clean.duckdb"
+    con = gpudb.connect(clean)
+    ingest(con, [tmp / "tiny.csv"], load_mapping(tmp / "tiny.toml"))
+    con.close()
+    path = tmp / "hostile.duckdb"
+    shutil.copy(clean, path)
+    con = duckdb.connect(str(path))
+    udfs.register(con)  # a plain client with the same function names, to create views
+    try:
+        digest = con.execute("SELECT value FROM gpudb_meta WHERE key = 'views_sha256'").fetchall()
+        con.execute(f"CREATE VIEW leak AS SELECT content FROM read_text('{text}')")
+        con.execute(f"CREATE VIEW leak_csv AS SELECT * FROM read_csv('{table}')")
+        con.execute(f"CREATE MACRO leak_table() AS TABLE SELECT content FROM read_text('{text}')")
+        # gpudb's prediction view with perfect predictions, under gpudb's name
+        real = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'prediction'"
+                           ).fetchall()[0][0]
+        con.execute(real.replace("CREATE VIEW prediction AS",
+                                 "CREATE VIEW prediction_real AS", 1))
+        con.execute("CREATE OR REPLACE VIEW prediction AS "
+                    "SELECT * REPLACE (actual_ns AS predicted_ns) FROM prediction_real")
+        # a file-reading default where DuckDB takes one (2.0 refuses subqueries in defaults)
+        try:
+            con.execute("CREATE TABLE note (n INTEGER, body TEXT DEFAULT "
+                        f"((SELECT content FROM read_text('{text}'))))")
+        except duckdb.BinderException:
+            con.execute("CREATE MACRO stamp() AS 'stamped by the file'")
+            con.execute("CREATE TABLE note (n INTEGER, body TEXT DEFAULT (stamp()))")
+        con.execute("ALTER TABLE experiment ALTER COLUMN description SET DEFAULT 'theirs'")
+        # the digest still says these are gpudb's views
+        assert con.execute("SELECT value FROM gpudb_meta WHERE key = 'views_sha256'"
+                           ).fetchall() == digest
+    finally:
+        con.close()
+    return clean, path, text
+
+
+@pytest.fixture
+def tiny(built, tmp_path):
+    """A copy of the clean tiny database."""
+    return Path(shutil.copy(built[0], tmp_path / "tiny.duckdb"))
+
+
+@pytest.fixture
+def hostile(built, tmp_path):
+    """A copy of the hostile database."""
+    return Path(shutil.copy(built[1], tmp_path / "hostile.duckdb"))
+
+
+def shadowing(tiny, tmp_path, name, macro):
+    path = tmp_path / f"shadow-{abs(hash(name))}.duckdb"
+    shutil.copy(tiny, path)
+    plain_edit(path, macro)
+    return path
+
+
+SHADOWS = [
+    ("predict_linear", "CREATE MACRO predict_linear(t, c, b, x) AS t"),
+    ("predict_crisp", "CREATE MACRO predict_crisp(a, b, c, d, e, f) AS 1.0"),
+    ("abs", "CREATE MACRO abs(x) AS 0"),
+    ("+", 'CREATE MACRO "+"(a, b) AS 0'),
+    ("duckdb_functions", "CREATE MACRO duckdb_functions() AS TABLE SELECT 1 AS function_name"),
+]
+
+
+def test_every_open_is_locked_down(fresh_db, built):
+    secret = built[2]
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        settings = dict(con.execute(
+            "SELECT name, value FROM duckdb_settings() WHERE name IN ('enable_external_access', "
+            "'autoinstall_known_extensions', 'autoload_known_extensions', 'lock_configuration')"
+        ).fetchall())
+        assert settings == {"enable_external_access": "false",
+                            "autoinstall_known_extensions": "false",
+                            "autoload_known_extensions": "false", "lock_configuration": "true"}
+        with pytest.raises(duckdb.PermissionException):
+            con.execute(f"SELECT * FROM read_text('{secret}')").fetchall()
+        for setting in ("enable_external_access = true", "autoload_known_extensions = true",
+                        "allowed_directories = ['/']", "lock_configuration = false"):
+            with pytest.raises(duckdb.Error):
+                con.execute(f"SET {setting}")
+        con.execute("SET threads = 1")  # what gpudb's own code sets stays settable
+    finally:
+        con.close()
+    eng = gpudb.engine(fresh_db, read_only=True)
+    try:
+        from sqlalchemy import text
+        with eng.connect() as sa, pytest.raises(Exception, match="disabled by configuration"):
+            sa.execute(text(f"SELECT * FROM read_text('{secret}')")).all()
+    finally:
+        eng.dispose()
+
+
+def test_hostile_views_read_no_file_in_any_command(hostile, tiny, tmp_path):
+    outputs = []
+    for view in ("leak", "leak_csv", "leak_table()"):
+        result = invoke("--db", hostile, "sql", f"SELECT * FROM {view}")
+        assert "disabled by configuration" in one_line_error(result)
+        outputs.append(result.output)
+    for args in (("info",), ("info", "--format", "json"), ("query", "mape_by_predictor"),
+                 ("evaluate", "accuracy", "--gpu", "tiny"), ("export", tmp_path / "out")):
+        result = invoke("--db", hostile, *args)
+        assert result.exit_code == 0, (args, result.output)
+        outputs.append(result.output)
+    target = tmp_path / "target.duckdb"
+    result = invoke("--db", target, "merge", hostile)
+    assert result.exit_code == 0 and "8 runs added" in result.output, result.output
+    assert row_counts(target) == row_counts(tiny)
+    outputs.append(result.output)
+    assert not any(SECRET in out for out in outputs)
+    exported = [p.name for p in (tmp_path / "out").iterdir()]
+    assert "note.parquet" in exported  # the file's own table is data and goes along
+    assert not any(SECRET.encode() in p.read_bytes() for p in (tmp_path / "out").iterdir())
+
+
+def test_accuracy_from_a_hostile_file_equals_a_clean_copy(hostile, tiny):
+    for args in (("evaluate", "accuracy", "--gpu", "tiny", "--format", "csv"),
+                 ("query", "mape_by_predictor", "--format", "csv"),
+                 ("sql", ("SELECT predictor, avg(abs(predicted_ns - actual_ns) / actual_ns) "
+                          "AS e FROM prediction GROUP BY ALL ORDER BY ALL"), "--format", "csv")):
+        clean = invoke("--db", tiny, *args)
+        faked = invoke("--db", hostile, *args)
+        assert clean.exit_code == 0 and faked.exit_code == 0, faked.output
+        assert faked.output == clean.output, args
+    assert "proportional,0.0,5.0,2.5,10.0,4" in invoke(
+        "--db", hostile, "evaluate", "accuracy", "--gpu", "tiny", "--format", "csv").output
+
+
+def test_writable_open_puts_gpudbs_views_back_and_materializes_real_predictions(hostile,
+                                                                                  tiny):
+    assert invoke("--db", tiny, "materialize").exit_code == 0
+    result = invoke("--db", hostile, "materialize")
+    assert result.exit_code == 0, result.output
+    query = ("SELECT predictor, run_id, target_core_mhz, target_mem_mhz, predicted_ns "
+             "FROM {} ORDER BY ALL")
+    plain = duckdb.connect(str(hostile), read_only=True)
+    clean = duckdb.connect(str(tiny), read_only=True)
+    try:
+        rows = plain.execute(query.format("prediction_materialized")).fetchall()
+        assert rows == clean.execute(query.format("prediction_materialized")).fetchall()
+        stored = plain.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'prediction'"
+                               ).fetchall()[0][0]
+        assert "prediction_real" not in stored  # the file's own definition is gone
+    finally:
+        plain.close()
+        clean.close()
+
+
+def test_a_column_default_of_the_file_reads_no_file(hostile):
+    result = invoke("--db", hostile, "sql", "INSERT INTO note (n) VALUES (1); "
+                    "SELECT body FROM note", "--format", "csv")
+    assert SECRET not in result.output
+    if result.exit_code == 0:  # DuckDB refused the file-reading default: the file's own one
+        assert result.output == "body\nstamped by the file\n"
+    else:
+        assert "disabled by configuration" in one_line_error(result)
+
+
+def test_info_lists_the_files_own_objects(hostile, tiny):
+    listed = invoke("--db", hostile, "info")
+    assert listed.exit_code == 0, listed.output
+    line = next(s for s in listed.output.splitlines() if s.startswith("not gpudb's:"))
+    for item in ("view leak", "view leak_csv", "table macro leak_table", "view prediction_real",
+                 "table note", "column default experiment.description = 'theirs'"):
+        assert item in line, (item, line)
+    assert "view prediction," not in line and "table run" not in line
+    clean = invoke("--db", tiny, "info")
+    assert "not gpudb's:   nothing" in clean.output
+    values = invoke("--db", hostile, "info", "--format", "csv").output
+    assert "not_gpudb.view,leak\n" in values
+
+
+@pytest.mark.parametrize("name, macro", SHADOWS, ids=[s[0] for s in SHADOWS])
+def test_files_replacing_gpudbs_or_duckdbs_functions_are_refused(tiny, tmp_path, name, macro):
+    path = shadowing(tiny, tmp_path, name, macro)
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    commands = [("info",), ("query", "mape_by_predictor"), ("sql", "SELECT 1"),
+                ("evaluate", "accuracy", "--gpu", "tiny"), ("materialize",),
+                ("export", tmp_path / "out")]
+    for args in commands:
+        line = one_line_error(invoke("--db", path, *args))
+        assert "defines its own" in line and repr(name) in line, (args, line)
+    line = one_line_error(invoke("--db", tmp_path / "target.duckdb", "merge", path))
+    assert repr(name) in line and not (tmp_path / "target.duckdb").exists()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    assert not (tmp_path / "out").exists()
+
+
+def test_no_spill_directory_is_left_behind(hostile, tiny, tmp_path):
+    pattern = os.path.join(tempfile.gettempdir(), "gpudb-untrusted-*")
+    before = set(glob.glob(pattern))
+    for args in (("--db", tmp_path / "t.duckdb", "merge", hostile), ("--db", hostile, "info"),
+                 ("--db", tiny, "query", "mape_by_predictor")):
+        assert invoke(*args).exit_code == 0
+    assert set(glob.glob(pattern)) == before
+    assert not list(tmp_path.glob("*.tmp"))  # DuckDB's own spill directories are gone too
+
+
+# --- item 3: a --db that is not a gpudb database -------------------------------------------
+
+@pytest.fixture
+def not_databases(tmp_path):
+    """{label: (path, what the refusal must say it is)}."""
+    csv = tmp_path / "runs.csv"
+    csv.write_text(TINY_CSV)
+    parquet = tmp_path / "runs.parquet"
+    pq.write_table(pa.table({"a": [1, 2]}), parquet)
+    text = tmp_path / "notes.duckdb"
+    text.write_text("just some notes\n")
+    lite = tmp_path / "other.sqlite"
+    with sqlite3.connect(lite) as con:
+        con.execute("CREATE TABLE t (a)")
+    con.close()
+    empty = tmp_path / "empty.duckdb"
+    empty.touch()
+    other = tmp_path / "other.duckdb"
+    plain_edit(other, "CREATE TABLE sales (amount DOUBLE)")
+    return {"csv": (csv, "a CSV file"), "parquet": (parquet, "a Parquet file"),
+            "text": (text, "a text file"), "sqlite": (lite, "a SQLite database"),
+            "empty": (empty, "an empty file"), "directory": (tmp_path, "a directory"),
+            "empty path": ("", "empty"), "other duckdb": (other, "not a gpudb database")}
+
+
+def _commands(inputs):
+    from conftest import TINY_SUITE
+
+    inputs.mkdir()
+    (inputs / "suite.toml").write_text(TINY_SUITE)
+    (inputs / "data.csv").write_text(TINY_CSV)
+    (inputs / "map.toml").write_text(TINY_MAPPING)
+    return [("info",), ("sql", "SELECT 1"), ("init",),
+            ("ingest", inputs / "data.csv", "--mapping", inputs / "map.toml"),
+            ("sweep", "--suite", inputs / "suite.toml", "--core-mhz", "700", "--mem-mhz", "924",
+             "--jobs", "1", "--interval-instructions", "1000"),
+            ("query", "mape_by_predictor"), ("materialize",), ("merge", inputs / "none.duckdb")]
+
+
+def test_a_db_that_is_not_a_gpudb_database_is_refused_saying_what_it_is(not_databases,
+                                                                        tmp_path):
+    commands = _commands(tmp_path / "inputs")
+    listing = sorted(str(p) for p in tmp_path.rglob("*"))
+    for label, (path, what) in not_databases.items():
+        before = path.read_bytes() if path and os.path.isfile(path) else None
+        for args in commands:
+            line = one_line_error(invoke("--db", path, *args))
+            assert what in line and "memory" not in line, (label, args, line)
+            if before is not None:
+                assert path.read_bytes() == before, (label, args)
+        assert sorted(str(p) for p in tmp_path.rglob("*")) == listing, (label, "new file")
+
+
+def test_empty_db_path_creates_nothing_in_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for args in (("init",), ("sql", "SELECT 1")):
+        assert "empty" in one_line_error(invoke("--db", "", *args))
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_failed_command_creates_no_new_file(tmp_path, tiny_files):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("kernel,core_mhz,mem_mhz,time_ms,power_w\nalpha,500,800,oops,100\n")
+    for args in (("sql", "SELEC 1"), ("merge", tmp_path / "missing.duckdb"),
+                 ("ingest", bad, "--mapping", tiny_files[1]),
+                 ("train", "wu", "--gpu", "nothere")):
+        new = tmp_path / "new.duckdb"
+        one_line_error(invoke("--db", new, *args))
+        assert not new.exists() and not (tmp_path / "new.duckdb.wal").exists(), args
+    good = tmp_path / "good.duckdb"
+    assert invoke("--db", good, "sql", "SELECT 1").exit_code == 0
+    assert good.exists()  # a command that succeeds keeps the file it created
+    one_line_error(invoke("--db", good, "sql", "SELEC 1"))
+    assert good.exists()  # and one that fails never removes a file it did not create

@@ -1,9 +1,11 @@
 """Ingest of measured data: CSV/Parquet files + a mapping -> whole-run `run` and `metric` rows.
 
-Every file is read and validated before anything is written (required columns present,
-numbers parse and are finite, times and frequencies positive, no kernel measured twice at one
-setting); the first problem raises :class:`IngestError` naming file, row and column. All files
-of one call are then written in one transaction: all or nothing.
+Every file is read and validated before anything is written (a regular file; required columns
+present; every name the mapping lists is a column of the file; numbers parse and are finite,
+and times, frequencies and energies stay positive and finite after unit conversion; no two
+metrics with one name; no kernel measured twice at one setting); the first problem raises
+:class:`IngestError` naming file, row and column. All files of one call are then written in one
+transaction: all or nothing.
 
 Identity and idempotence:
 - a file already ingested (same SHA-256) is skipped and reported;
@@ -15,6 +17,8 @@ Identity and idempotence:
 
 Validation and conversion run as SQL over the file's Arrow table registered in DuckDB, so
 they are column-at-a-time and keep pace with DuckDB's own bulk insert (`gpudb bench ingest`).
+The view names the columns by position (_c0, _c1, ...), so no column name (quotes, "", two
+names that differ only in case, which DuckDB would take for one) can confuse the SQL.
 The rows are written through gpudb.runs, the one writer of runs.
 """
 
@@ -22,9 +26,10 @@ from __future__ import annotations
 
 import csv
 import hashlib
-from dataclasses import dataclass
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 import numpy as np
@@ -34,19 +39,22 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from gpudb.db import GpudbError, atomic, first_row, whoami
-from gpudb.mapping import Mapping
-from gpudb.runs import ensure_experiment, experiment_id, insert_metrics, insert_missing, insert_runs
+from gpudb.mapping import Mapping, Measure, file_kind
+from gpudb.runs import (
+    ensure_experiment,
+    experiment_id,
+    insert_metrics,
+    insert_missing,
+    insert_runs,
+)
 
 ROW = "_gpudb_row"
+_INT64_MAX = 2**63 - 1
+_INT32_MAX = 2**31 - 1
 
 
 class IngestError(GpudbError):
     """Bad input file; the message names file, row and column. Nothing was written."""
-
-
-def q(name: str) -> str:
-    """Quote an SQL identifier."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def sql_str(text: str) -> str:
@@ -56,10 +64,27 @@ def sql_str(text: str) -> str:
 
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise IngestError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return digest.hexdigest()
+
+
+def _check_regular(path: Path) -> None:
+    """Refuse a path that is missing or not a regular file (a FIFO would hang the read, a
+    device such as /dev/zero never ends) before anything opens it."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise IngestError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise IngestError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
+                          ) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise IngestError(f"{path}: is {file_kind(info.st_mode)}, not a CSV or Parquet file")
 
 
 @dataclass
@@ -79,6 +104,8 @@ class _Staged:
     table: pa.Table
     metric_columns: list[str]
     runs: str = ""  # temporary table of the file's run rows (see _stage_runs)
+    # file column name -> its name in the registered view (positional: _c0, _c1, ...)
+    sql: dict[str, str] = field(default_factory=dict)
 
 
 def read_file(path: Path) -> pa.Table:
@@ -93,8 +120,11 @@ def read_file(path: Path) -> pa.Table:
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
             raise IngestError(f"{path}: column {dup!r} appears twice in the header")
-        return pa_csv.read_csv(path, convert_options=pa_csv.ConvertOptions(
+        table = pa_csv.read_csv(path, convert_options=pa_csv.ConvertOptions(
             column_types={name: pa.string() for name in names}, strings_can_be_null=True))
+        # a header Python's csv module splits differently from Arrow's leaves typed columns
+        return pa.table([c if pa.types.is_string(c.type) else c.cast(pa.string())
+                         for c in table.columns], names=table.column_names)
     except IngestError:
         raise
     except FileNotFoundError:
@@ -110,24 +140,93 @@ def _where(path: Path, row: int, column: str) -> str:
     return f"{path}: row {row}{line}, column {column!r}"
 
 
-def _bad_number(column: str) -> str:
-    value = f"TRY_CAST({q(column)} AS DOUBLE)"
-    return f"({q(column)} IS NOT NULL AND ({value} IS NULL OR NOT isfinite({value})))"
+def _trim(column: str) -> str:
+    """SQL: the (view) column as text without white space at either end (tabs included)."""
+    return f"trim({column}::VARCHAR, ' \t\r\n\v\f')"
+
+
+# A number written as text: DuckDB's cast alone also takes '+-2' (as -2) and '1_000'.
+_NUMBER = r"\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*"
+
+
+def _bad_number(column: str, typed: bool) -> str:
+    """SQL: the (view) column holds a value that is not a finite number."""
+    value = f"TRY_CAST({column} AS DOUBLE)"
+    text = "" if typed else f"NOT regexp_full_match({column}, '{_NUMBER}') OR "
+    return f"({column} IS NOT NULL AND ({text}{value} IS NULL OR NOT isfinite({value})))"
+
+
+def _check_names(path: Path, mapping: Mapping, names: list[str]) -> None:
+    """The file's column names against the mapping: no name twice, every name the mapping
+    lists present, and no empty name that would become a metric."""
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise IngestError(f"{path}: column {dup!r} appears twice")
+    missing = [c for c in sorted(mapping.mapped_columns()) if c not in names]
+    if missing:
+        raise IngestError(f"{path}: column {missing[0]!r} named in {mapping.path} is missing "
+                          f"(file has {', '.join(repr(c) for c in names)})")
+    for key, listed in (("ignore", mapping.ignore), ("text", mapping.text),
+                        ("rename", mapping.rename)):
+        for column in sorted(listed):
+            if column not in names:
+                raise IngestError(f"{mapping.path}: [metrics] {key} names column {column!r}, "
+                                  f"which {path} does not have")
+    if "" in names and "" not in mapping.ignore:
+        raise IngestError(f"{path}: column {names.index('') + 1} has no name; list \"\" in "
+                          f"[metrics] ignore of {mapping.path} to leave it out")
+
+
+def _normalise(path: Path, table: pa.Table, required: set[str]) -> pa.Table:
+    """Columns as types the SQL checks handle: numbers (int, float) and text. Dictionaries
+    are decoded, decimals and half floats widened, other types (booleans, dates, binary)
+    taken as text; a column that cannot be text is an error where the mapping needs it and
+    not a metric otherwise. Unsigned 64-bit values above the int64 range (often a wrapped -1
+    meaning 'not available') are refused."""
+    names, columns = [], []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        kind = column.type
+        try:
+            if pa.types.is_dictionary(kind):
+                column = column.cast(kind.value_type)
+                kind = column.type
+            if pa.types.is_decimal(kind) or pa.types.is_float16(kind):
+                column = pc.cast(column, pa.float64(), safe=False)
+            elif pa.types.is_uint64(kind):
+                over = pc.index(pc.greater(column, pa.scalar(_INT64_MAX, pa.uint64())), True)
+                if over.as_py() >= 0:
+                    row = over.as_py() + 1
+                    raise IngestError(f"{_where(path, row, name)}: "
+                                      f"{column[row - 1].as_py()} is beyond the int64 range")
+            elif not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
+                      or pa.types.is_string(kind) or pa.types.is_large_string(kind)
+                      or pa.types.is_null(kind)):
+                column = column.cast(pa.string())
+        except pa.ArrowException:
+            if name in required:
+                raise IngestError(f"{path}: column {name!r} holds {kind} values, which are "
+                                  "neither numbers nor text") from None
+            continue  # not a metric
+        names.append(name)
+        columns.append(column)
+    return pa.table(columns, names=names)
 
 
 def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: str) -> _Staged:
-    """Read and validate one file; register it as `view` with a 1-based row column."""
+    """Read and validate one file; register it as `view` (the columns gpudb reads, under
+    positional names, see _Staged.sql) with a 1-based row column."""
     table = read_file(path)
     if table.num_rows == 0:
         raise IngestError(f"{path}: no data rows")
-    if ROW in table.column_names:
-        raise IngestError(f"{path}: column name {ROW!r} is reserved")
-    missing = [c for c in sorted(mapping.mapped_columns()) if c not in table.column_names]
-    if missing:
-        raise IngestError(f"{path}: column {missing[0]!r} named in {mapping.path} is missing "
-                          f"(file has {', '.join(repr(c) for c in table.column_names)})")
-    table = table.append_column(ROW, pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64)))
-    con.register(view, table)
+    _check_names(path, mapping, table.column_names)
+    mapped = mapping.mapped_columns()
+    candidates = {c for c in table.column_names if c not in mapped
+                  and c not in mapping.ignore and c not in mapping.text}
+    table = _normalise(path, table.select([c for c in table.column_names
+                                            if c in mapped or c in candidates]), mapped)
+    sql = {c: f"_c{i}" for i, c in enumerate(table.column_names)}
+    con.register(view, table.rename_columns(list(sql.values())).append_column(
+        ROW, pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64))))
 
     numeric = [m.column for m in (mapping.core_mhz, mapping.mem_mhz, mapping.time,
                                   mapping.power, mapping.energy, mapping.n_sm) if m is not None]
@@ -135,19 +234,18 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
     required = mapping.kernel + tuple(numeric)
     # One scan finds the first empty cell of every required column.
     empty = first_row(con.execute("SELECT " + ", ".join(
-        f"min({ROW}) FILTER (WHERE {q(c)} IS NULL"
-        + ("" if c in typed else f" OR trim({q(c)}::VARCHAR) = ''") + ")" for c in required)
+        f"min({ROW}) FILTER (WHERE {sql[c]} IS NULL"
+        + ("" if c in typed else f" OR {_trim(sql[c])} = ''") + ")" for c in required)
         + f" FROM {view}"))
     for column, row in zip(required, empty, strict=True):
         if row is not None:
             raise IngestError(f"{_where(path, row, column)} is empty")
 
     # Every candidate metric column: numeric in Parquet, or text that parses everywhere.
-    candidates = [c for c in table.column_names if c != ROW and c not in mapping.mapped_columns()
-                  and c not in mapping.ignore and c not in mapping.text]
-    to_check = numeric + candidates
+    to_check = numeric + [c for c in table.column_names if c in candidates]
     counts = first_row(con.execute("SELECT " + ", ".join(
-        f"count(*) FILTER (WHERE {_bad_number(c)}), count({q(c)})" for c in to_check)
+        f"count(*) FILTER (WHERE {_bad_number(sql[c], c in typed)}), count({sql[c]})"
+        for c in to_check)
         + f" FROM {view}"))
     metric_columns = []
     for i, column in enumerate(to_check):
@@ -157,11 +255,18 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
             continue  # wholly non-numeric (or empty): not a metric
         if bad:
             row, value = first_row(con.execute(
-                f"SELECT {ROW}, {q(column)}::VARCHAR FROM {view} WHERE "
-                f"{_bad_number(column)} ORDER BY {ROW} LIMIT 1"))
+                f"SELECT {ROW}, {sql[column]}::VARCHAR FROM {view} WHERE "
+                f"{_bad_number(sql[column], column in typed)} ORDER BY {ROW} LIMIT 1"))
             raise IngestError(f"{_where(path, row, column)}: {value!r} is not a finite number")
         if not is_required:
             metric_columns.append(column)
+    by_name: dict[str, str] = {}
+    for column in metric_columns:
+        name = mapping.metric_name(column)
+        if name in by_name:
+            raise IngestError(f"{path}: columns {by_name[name]!r} and {column!r} would both be "
+                              f"metric {name!r} ([metrics] rename/prefix of {mapping.path})")
+        by_name[name] = column
 
     positive = [mapping.core_mhz, mapping.mem_mhz, mapping.time]
     if mapping.n_sm is not None:
@@ -170,30 +275,31 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
     checks += [(m.column, ">= 0", "must not be negative")
                for m in (mapping.power, mapping.energy) if m is not None]
     first_bad = first_row(con.execute("SELECT " + ", ".join(
-        f"min({ROW}) FILTER (WHERE NOT (TRY_CAST({q(c)} AS DOUBLE) {test}))"
+        f"min({ROW}) FILTER (WHERE NOT (TRY_CAST({sql[c]} AS DOUBLE) {test}))"
         for c, test, _ in checks) + f" FROM {view}"))
     for (column, _, message), row in zip(checks, first_bad, strict=True):
         if row is not None:
             value = first_row(con.execute(
-                f"SELECT {q(column)}::VARCHAR FROM {view} WHERE {ROW} = ?", [row]))[0]
+                f"SELECT {sql[column]}::VARCHAR FROM {view} WHERE {ROW} = ?", [row]))[0]
             raise IngestError(f"{_where(path, row, column)}: {value!r} {message}")
     if mapping.n_sm is not None:
+        n_sm = f"TRY_CAST({sql[mapping.n_sm.column]} AS DOUBLE)"
         hit = first_row(con.execute(
-            f"SELECT {ROW}, {q(mapping.n_sm.column)}::VARCHAR FROM {view} WHERE "
-            f"TRY_CAST({q(mapping.n_sm.column)} AS DOUBLE) % 1 <> 0 LIMIT 1"))
+            f"SELECT {ROW}, {sql[mapping.n_sm.column]}::VARCHAR FROM {view} WHERE "
+            f"{n_sm} % 1 <> 0 OR {n_sm} > {_INT32_MAX} ORDER BY {ROW} LIMIT 1"))
         if hit:
             raise IngestError(f"{_where(path, hit[0], mapping.n_sm.column)}: {hit[1]!r} "
                               "is not a whole number of SMs")
 
-    return _Staged(path, "", table, metric_columns)
+    return _Staged(path, "", table, metric_columns, sql=sql)
 
 
-def _num(measure) -> str:
-    return f"(TRY_CAST({q(measure.column)} AS DOUBLE) * {measure.factor!r})"
+def _num(measure: Measure, sql: dict[str, str]) -> str:
+    return f"(TRY_CAST({sql[measure.column]} AS DOUBLE) * {measure.factor!r})"
 
 
-def _kernel_expr(mapping: Mapping) -> str:
-    parts = ", ".join(f"trim({q(c)}::VARCHAR)" for c in mapping.kernel)
+def _kernel_expr(mapping: Mapping, sql: dict[str, str]) -> str:
+    parts = ", ".join(_trim(sql[c]) for c in mapping.kernel)
     return f"concat_ws(':', {parts})"
 
 
@@ -203,18 +309,19 @@ def _g(column: str) -> str:
     return f"format('{{:.12g}}', {column})"
 
 
-def _run_rows(mapping: Mapping, view: str, exp_id: str, sha: str, created: str) -> str:
+def _run_rows(mapping: Mapping, sql: dict[str, str], view: str, exp_id: str, sha: str,
+              created: str) -> str:
     """SQL turning a staged file into `run` columns (without run_id) plus its row number."""
     gpu_id = sql_str(str(mapping.gpu["gpu_id"]))
-    kernel_id = f"{sql_str(mapping.suite + '/')} || {_kernel_expr(mapping)}"
-    n_sm = (f"CAST({_num(mapping.n_sm)} AS INTEGER)" if mapping.n_sm is not None
+    kernel_id = f"{sql_str(mapping.suite + '/')} || {_kernel_expr(mapping, sql)}"
+    n_sm = (f"CAST({_num(mapping.n_sm, sql)} AS INTEGER)" if mapping.n_sm is not None
             else str(int(mapping.gpu["n_sm"])))
-    time_ns = _num(mapping.time)
-    energy = (_num(mapping.energy) if mapping.energy is not None
-              else f"({_num(mapping.power)} * {time_ns} * 1e-9)")
+    time_ns = _num(mapping.time, sql)
+    energy = (_num(mapping.energy, sql) if mapping.energy is not None
+              else f"({_num(mapping.power, sql)} * {time_ns} * 1e-9)")
     # The hash takes the power or energy as measured, not the derived energy: a product of
     # two rounded numbers can fall either side of a rounding boundary.
-    measured = _num(mapping.energy if mapping.energy is not None else mapping.power)
+    measured = _num(mapping.energy if mapping.energy is not None else mapping.power, sql)
     return f"""
         SELECT {ROW} AS _row,
                {sql_str(exp_id)} AS experiment_id,
@@ -222,8 +329,8 @@ def _run_rows(mapping: Mapping, view: str, exp_id: str, sha: str, created: str) 
                {kernel_id} AS kernel_id,
                {gpu_id} AS gpu_id,
                {sql_str(mapping.policy)} AS policy,
-               {_num(mapping.core_mhz)} AS core_mhz,
-               {_num(mapping.mem_mhz)} AS mem_mhz,
+               {_num(mapping.core_mhz, sql)} AS core_mhz,
+               {_num(mapping.mem_mhz, sql)} AS mem_mhz,
                {n_sm} AS n_sm,
                CAST(NULL AS INTEGER) AS ctas_per_sm,
                CAST(NULL AS BIGINT) AS interval_instructions,
@@ -237,19 +344,20 @@ def _run_rows(mapping: Mapping, view: str, exp_id: str, sha: str, created: str) 
         FROM {view}"""
 
 
-def _stage_runs(con, mapping: Mapping, stage: "_Staged", view: str, exp_id: str,
+def _stage_runs(con, mapping: Mapping, stage: _Staged, view: str, exp_id: str,
                 now: str) -> None:
     """Materialise a validated file's run rows, with their run_id and row number, as the
-    temporary table stage.runs (readers that need file order sort by _row), and refuse a
-    kernel measured twice at one setting (which needs the converted kernel ids and clocks the
-    table holds)."""
-    rows = _run_rows(mapping, view, exp_id, stage.sha256, now)
+    temporary table stage.runs (readers that need file order sort by _row), and refuse values
+    that unit conversion made zero or infinite (1e308 ms is +inf ns) and a kernel measured
+    twice at one setting (which need the converted values the table holds)."""
+    rows = _run_rows(mapping, stage.sql, view, exp_id, stage.sha256, now)
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {stage.runs} AS
         SELECT md5(concat_ws('|', source, gpu_id, kernel_id, policy, {_g('core_mhz')},
                              {_g('mem_mhz')}, n_sm, {_g('time_ns')}, {_g('_measured')}))
                    AS run_id, *
         FROM ({rows})""")
+    _check_converted(con, mapping, stage, view)
     dup = first_row(con.execute(
         f"SELECT min(_row), max(_row), any_value(kernel_id) FROM {stage.runs} "
         "GROUP BY kernel_id, core_mhz, mem_mhz, n_sm HAVING count(*) > 1 ORDER BY 1 LIMIT 1"))
@@ -259,6 +367,32 @@ def _stage_runs(con, mapping: Mapping, stage: "_Staged", view: str, exp_id: str,
                           f"{kernel!r} at the same setting (columns "
                           f"{', '.join(mapping.kernel)}, {mapping.core_mhz.column}, "
                           f"{mapping.mem_mhz.column})")
+
+
+def _check_converted(con, mapping: Mapping, stage: _Staged, view: str) -> None:
+    """Refuse a value that is positive and finite as written but not after conversion to
+    gpudb's unit (an overflow to inf, an underflow to 0), naming file, row and column."""
+    checks = [("core_mhz", mapping.core_mhz, "MHz", "> 0"),
+              ("mem_mhz", mapping.mem_mhz, "MHz", "> 0"),
+              ("time_ns", mapping.time, "ns", "> 0"),
+              ("energy_j", mapping.energy or mapping.power, "J", ">= 0")]
+    first_bad = first_row(con.execute("SELECT " + ", ".join(
+        f"min(_row) FILTER (WHERE NOT (isfinite({c}) AND {c} {test}))"
+        for c, _, _, test in checks) + f" FROM {stage.runs}"))
+    for (stored, measure, unit, _), row in zip(checks, first_bad, strict=True):
+        if row is None:
+            continue
+        converted, value, time = first_row(con.execute(
+            f"SELECT r.{stored}, v.{stage.sql[measure.column]}::VARCHAR, "
+            f"v.{stage.sql[mapping.time.column]}::VARCHAR FROM {stage.runs} AS r "
+            f"JOIN {view} AS v ON v.{ROW} = r._row WHERE r._row = ?", [row]))
+        where = _where(stage.path, row, measure.column)
+        if stored == "energy_j" and mapping.energy is None:
+            raise IngestError(f"{where}: {value!r} {measure.unit} for {time!r} "
+                              f"{mapping.time.unit} is {converted!r} J of energy, not a finite "
+                              "number")
+        raise IngestError(f"{where}: {value!r} {measure.unit} is {converted!r} {unit} after "
+                          "unit conversion, not a positive finite number")
 
 
 RUN_COLUMNS = ("run_id", "experiment_id", "source", "kernel_id", "gpu_id", "policy", "core_mhz",
@@ -303,8 +437,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
                 progress(str(path))
             report = FileReport(str(path))
             reports.append(report)
-            if not path.is_file():
-                raise IngestError(f"{path}: no such file")
+            _check_regular(path)
             sha = file_sha256(path)
             before = first_row(con.execute("SELECT CAST(ingested_at AS DATE) FROM ingest_file "
                                  "WHERE file_sha256 = ?", [sha]))
@@ -339,10 +472,12 @@ def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str) -> pa.Table:
     ids = con.sql(f"SELECT run_id, run_id NOT IN (SELECT run_id FROM _gpudb_present) AS _new "
                   f"FROM {stage.runs} ORDER BY _row").to_arrow_table()
     text = [c for c in stage.metric_columns if not _is_number_type(stage.table.schema.field(c))]
-    parsed = (con.sql("SELECT " + ", ".join(f"CAST({q(c)} AS DOUBLE) AS {q(c)}" for c in text)
+    sql = stage.sql
+    parsed = (con.sql("SELECT " + ", ".join(f"CAST({sql[c]} AS DOUBLE) AS {sql[c]}" for c in text)
                       + f" FROM {view} ORDER BY {ROW}").to_arrow_table() if text else None)
-    values = [(parsed.column(c) if c in text else stage.table.column(c)).cast(pa.float64())
-              for c in stage.metric_columns]
+    # integers beyond 2**53 lose their last digits as DOUBLE (metric.value), like in SQL
+    values = [pc.cast(parsed.column(sql[c]) if c in text else stage.table.column(c),
+                      pa.float64(), safe=False) for c in stage.metric_columns]
     rows, count = stage.table.num_rows, len(stage.metric_columns)
     names = pa.DictionaryArray.from_arrays(
         pa.array(np.repeat(np.arange(count, dtype=np.int32), rows)),

@@ -25,12 +25,20 @@ A mapping is a TOML file (examples in fixtures/mappings/)::
     rename = { DRAMA = "dram_active" }
     prefix = ""                   # prepended to metric names not renamed
 
-Unknown keys are errors, so a typo cannot silently drop a column.
+Unknown keys are errors, so a typo cannot silently drop a column; so are values of the wrong
+type, empty column names, two columns renamed to one metric name, and (checked against each
+data file at ingest) names in ``ignore``, ``text`` and ``rename`` that match no column. Each
+error is one line naming the mapping file and the key. A mapping must be a regular file of at
+most 1 MiB (a FIFO or a device such as /dev/zero is refused before it is read).
 """
 
 from __future__ import annotations
 
+import datetime
 import hashlib
+import math
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +60,8 @@ _SECTIONS = {
     "metrics": {"ignore", "text", "rename", "prefix"},
 }
 _GPU_REQUIRED = ("gpu_id", "name", "n_sm")
+MAX_MAPPING_BYTES = 1 << 20
+_INT32_MAX = 2**31 - 1
 
 
 class MappingError(GpudbError):
@@ -101,34 +111,139 @@ def _fail(path: Path, message: str) -> MappingError:
     return MappingError(f"{path}: {message}")
 
 
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for error messages."""
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def _read_mapping_bytes(path: Path) -> bytes:
+    """The bytes of a regular file of at most MAX_MAPPING_BYTES. Opened without blocking
+    and checked on the open descriptor, so a FIFO cannot hang and /dev/zero cannot fill
+    memory."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise MappingError(f"cannot read mapping {path}: "
+                           f"{getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _fail(path, f"is {file_kind(info.st_mode)}, not a mapping file (TOML)")
+        too_big = _fail(path, f"larger than {MAX_MAPPING_BYTES // (1 << 20)} MiB; a mapping is "
+                              "a short TOML file")
+        if info.st_size > MAX_MAPPING_BYTES:
+            raise too_big
+        chunks, size = [], 0
+        while size <= MAX_MAPPING_BYTES:
+            block = os.read(fd, MAX_MAPPING_BYTES + 1 - size)
+            if not block:
+                break
+            chunks.append(block)
+            size += len(block)
+        if size > MAX_MAPPING_BYTES:
+            raise too_big
+        return b"".join(chunks)
+    except OSError as exc:
+        raise MappingError(f"cannot read mapping {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _toml_type(value) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, (datetime.date, datetime.time)):
+        return "a date/time"
+    return type(value).__name__
+
+
+def _text(path: Path, key: str, value, *, empty_ok: bool = False) -> str:
+    """A string value of the mapping: not another type, not empty (unless empty_ok), no NUL."""
+    if not isinstance(value, str):
+        raise _fail(path, f"{key} must be a string, not {_toml_type(value)}")
+    if not empty_ok and not value.strip():
+        raise _fail(path, f"{key} must not be empty")
+    if "\x00" in value:
+        raise _fail(path, f"{key} must not contain a NUL character")
+    return value
+
+
+def _column(path: Path, key: str, value) -> str:
+    """A column name of the data file: a non-empty string."""
+    if isinstance(value, str) and value == "":
+        raise _fail(path, f"{key}: the column name is empty")
+    return _text(path, key, value, empty_ok=True)
+
+
+def _names(path: Path, key: str, value) -> frozenset[str]:
+    """A list of column names ([metrics] ignore and text)."""
+    if not isinstance(value, list):
+        raise _fail(path, f"{key} must be a list of column names, not {_toml_type(value)}")
+    return frozenset(_text(path, f"{key}[{i}]", v, empty_ok=True) for i, v in enumerate(value))
+
+
+def _positive_int(path: Path, key: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _INT32_MAX:
+        raise _fail(path, f"{key} must be a positive integer, not {_toml_type(value)}")
+    return value
+
+
+def _clock(path: Path, key: str, value) -> float:
+    """A clock in MHz: positive and finite. 0 is an error, not 'unknown' (leave the key
+    out for that)."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value <= 0):
+        raise _fail(path, f"{key} must be a positive number of MHz, not {_toml_type(value)} "
+                          "(leave the key out if it is unknown)")
+    return float(value)
+
+
 def _measure(path: Path, key: str, value, units: dict[str, float], default_unit: str) -> Measure:
+    where = f"[columns] {key}"
     if isinstance(value, str):
         value = {"column": value}
     if not isinstance(value, dict):
-        raise _fail(path, f"[columns] {key} must be a column name or {{column, unit}}")
+        raise _fail(path, f"{where} must be a column name or {{column, unit}}, "
+                          f"not {_toml_type(value)}")
     extra = set(value) - {"column", "unit"}
     if extra:
-        raise _fail(path, f"unknown key {sorted(extra)[0]!r} in [columns] {key}; "
+        raise _fail(path, f"unknown key {min(extra)!r} in {where}; "
                           "expected 'column' and 'unit'")
-    if not isinstance(value.get("column"), str):
-        raise _fail(path, f"[columns] {key} needs a 'column' name")
+    if "column" not in value:
+        raise _fail(path, f"{where} needs a 'column' name")
+    column = _column(path, where, value["column"])
     unit = value.get("unit", default_unit)
+    if not isinstance(unit, str):
+        raise _fail(path, f"{where}: unit must be a string, not {_toml_type(unit)}")
     if unit not in units:
-        raise _fail(path, f"[columns] {key}: unknown unit {unit!r}; use one of {sorted(units)}")
-    return Measure(value["column"], unit, units[unit])
+        raise _fail(path, f"{where}: unknown unit {unit!r}; use one of {sorted(units)}")
+    return Measure(column, unit, units[unit])
 
 
 def load_mapping(path: str | Path) -> Mapping:
     """Read and check a mapping file; raises MappingError naming the file and the bad key."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise MappingError(f"cannot read mapping {path}: {exc.strerror}") from None
+    raw = _read_mapping_bytes(path)
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise _fail(path, f"not valid TOML: {exc}") from None
+        raise _fail(path, f"not valid TOML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise _fail(path, "not valid TOML for a mapping: arrays or tables nested too deeply"
+                    ) from None
 
     for section, value in doc.items():
         if section not in _SECTIONS:
@@ -138,7 +253,7 @@ def load_mapping(path: str | Path) -> Mapping:
         if allowed is None:
             continue
         if not isinstance(value, dict):
-            raise _fail(path, f"[{section}] must be a table")
+            raise _fail(path, f"[{section}] must be a table, not {_toml_type(value)}")
         for key in value:
             if key not in allowed:
                 raise _fail(path, f"unknown key {key!r} in [{section}]; expected one of "
@@ -148,15 +263,28 @@ def load_mapping(path: str | Path) -> Mapping:
     for key in _GPU_REQUIRED:
         if key not in gpu:
             raise _fail(path, f"[gpu] needs {key!r}")
-    if not isinstance(gpu["n_sm"], int) or gpu["n_sm"] <= 0:
-        raise _fail(path, "[gpu] n_sm must be a positive integer")
+    _text(path, "[gpu] gpu_id", gpu["gpu_id"])
+    _text(path, "[gpu] name", gpu["name"])
+    _positive_int(path, "[gpu] n_sm", gpu["n_sm"])
+    for key in ("max_warps_per_sm", "max_ctas_per_sm"):
+        if key in gpu:
+            _positive_int(path, f"[gpu] {key}", gpu[key])
+    for key in ("nominal_core_mhz", "nominal_mem_mhz"):
+        if key in gpu:
+            gpu[key] = _clock(path, f"[gpu] {key}", gpu[key])
 
     run = doc.get("run", {})
     if "suite" not in run:
         raise _fail(path, "[run] needs 'suite' (kernel ids are '<suite>/<kernel>')")
+    suite = _text(path, "[run] suite", run["suite"])
     source = run.get("source", "measured")
     if source not in ("measured", "sim"):
-        raise _fail(path, f"[run] source must be 'measured' or 'sim', not {source!r}")
+        raise _fail(path, f"[run] source must be 'measured' or 'sim', not {_toml_type(source)}")
+    policy = _text(path, "[run] policy", run.get("policy", "fixed"))
+    experiment = run.get("experiment")
+    if experiment is not None:
+        experiment = _text(path, "[run] experiment", experiment)
+    description = _text(path, "description", doc.get("description", ""), empty_ok=True)
 
     columns = doc.get("columns", {})
     for key in ("kernel", "core_mhz", "mem_mhz", "time"):
@@ -165,35 +293,74 @@ def load_mapping(path: str | Path) -> Mapping:
     if ("power" in columns) == ("energy" in columns):
         raise _fail(path, "[columns] needs exactly one of 'power' and 'energy'")
     kernel = columns["kernel"]
-    kernel = (kernel,) if isinstance(kernel, str) else tuple(kernel)
-    if not kernel or not all(isinstance(k, str) for k in kernel):
-        raise _fail(path, "[columns] kernel must be a column name or a list of them")
+    if isinstance(kernel, str):
+        kernel = [kernel]
+    if not isinstance(kernel, list) or not kernel:
+        raise _fail(path, "[columns] kernel must be a column name or a list of them, not "
+                          f"{'an empty list' if kernel == [] else _toml_type(kernel)}")
+    kernel = tuple(_column(path, f"[columns] kernel[{i}]", k) for i, k in enumerate(kernel))
+    if len(set(kernel)) != len(kernel):
+        raise _fail(path, "[columns] kernel lists "
+                          f"{next(k for k in kernel if kernel.count(k) > 1)!r} twice")
+    measures = {
+        "core_mhz": _measure(path, "core_mhz", columns["core_mhz"], FREQ_UNITS, "MHz"),
+        "mem_mhz": _measure(path, "mem_mhz", columns["mem_mhz"], FREQ_UNITS, "MHz"),
+        "time": _measure(path, "time", columns["time"], TIME_UNITS, "ns"),
+        "power": (_measure(path, "power", columns["power"], POWER_UNITS, "W")
+                  if "power" in columns else None),
+        "energy": (_measure(path, "energy", columns["energy"], ENERGY_UNITS, "J")
+                   if "energy" in columns else None),
+        "n_sm": (_measure(path, "n_sm", columns["n_sm"], {"count": 1.0}, "count")
+                 if "n_sm" in columns else None),
+    }
+    mapped = {k: "[columns] kernel" for k in kernel}
+    mapped.update({m.column: f"[columns] {key}" for key, m in measures.items() if m is not None})
 
     metrics = doc.get("metrics", {})
+    ignore = _names(path, "[metrics] ignore", metrics.get("ignore", []))
+    text = _names(path, "[metrics] text", metrics.get("text", []))
     rename = metrics.get("rename", {})
-    if not isinstance(rename, dict) or not all(isinstance(v, str) for v in rename.values()):
-        raise _fail(path, "[metrics] rename must map column names to metric names")
+    if not isinstance(rename, dict):
+        raise _fail(path, "[metrics] rename must map column names to metric names, not "
+                          f"{_toml_type(rename)}")
+    for column, name in rename.items():
+        _column(path, f"[metrics] rename {column!r}", column)
+        _text(path, f"[metrics] rename {column!r}", name)
+    prefix = _text(path, "[metrics] prefix", metrics.get("prefix", ""), empty_ok=True)
+    # A name in ignore/text/rename that is a mapped column would silently do nothing.
+    for key, names in (("ignore", ignore), ("text", text), ("rename", rename)):
+        for column in sorted(names):
+            if column in mapped:
+                raise _fail(path, f"[metrics] {key} names {column!r}, which is "
+                                  f"{mapped[column]}, not a metric")
+    for column in sorted(rename):
+        if column in ignore or column in text:
+            raise _fail(path, f"[metrics] rename names {column!r}, which [metrics] "
+                              f"{'ignore' if column in ignore else 'text'} also lists")
+    by_name: dict[str, str] = {}
+    for column, name in rename.items():
+        if name in by_name:
+            raise _fail(path, f"[metrics] rename gives columns {by_name[name]!r} and "
+                              f"{column!r} one metric name {name!r}")
+        by_name[name] = column
     return Mapping(
         path=path,
         sha256=hashlib.sha256(raw).hexdigest(),
-        description=str(doc.get("description", "")),
+        description=description,
         gpu=gpu,
-        suite=str(run["suite"]),
+        suite=suite,
         source=source,
-        policy=str(run.get("policy", "fixed")),
-        experiment=run.get("experiment"),
+        policy=policy,
+        experiment=experiment,
         kernel=kernel,
-        core_mhz=_measure(path, "core_mhz", columns["core_mhz"], FREQ_UNITS, "MHz"),
-        mem_mhz=_measure(path, "mem_mhz", columns["mem_mhz"], FREQ_UNITS, "MHz"),
-        time=_measure(path, "time", columns["time"], TIME_UNITS, "ns"),
-        power=(_measure(path, "power", columns["power"], POWER_UNITS, "W")
-               if "power" in columns else None),
-        energy=(_measure(path, "energy", columns["energy"], ENERGY_UNITS, "J")
-                if "energy" in columns else None),
-        n_sm=(_measure(path, "n_sm", columns["n_sm"], {"count": 1.0}, "count")
-              if "n_sm" in columns else None),
-        ignore=frozenset(metrics.get("ignore", ())),
-        text=frozenset(metrics.get("text", ())),
-        rename=rename,
-        prefix=str(metrics.get("prefix", "")),
+        core_mhz=measures["core_mhz"],
+        mem_mhz=measures["mem_mhz"],
+        time=measures["time"],
+        power=measures["power"],
+        energy=measures["energy"],
+        n_sm=measures["n_sm"],
+        ignore=ignore,
+        text=text,
+        rename=dict(rename),
+        prefix=prefix,
     )

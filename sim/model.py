@@ -208,8 +208,9 @@ class Simulation:
         self.seed = int(seed)
         self.skip = bool(skip)
         self.k = _engine(reference)
-        self.setting = Setting(float(core_mhz or gpu.nominal_core_mhz),
-                               float(mem_mhz or gpu.nominal_mem_mhz),
+        # None is the nominal clock; 0 is a clock, and out of range
+        self.setting = Setting(float(gpu.nominal_core_mhz if core_mhz is None else core_mhz),
+                               float(gpu.nominal_mem_mhz if mem_mhz is None else mem_mhz),
                                self._cta_limit(ctas_per_sm))
         self._check(self.setting)
         self._allocate()

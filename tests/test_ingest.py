@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import re
+import signal
+from contextlib import contextmanager
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
+from conftest import MAPPINGS, TINY_CSV, TINY_MAPPING, real_file, row_counts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpudb
+from gpudb.cli import cli
 from gpudb.ingest import IngestError, ingest
 from gpudb.mapping import MappingError, load_mapping
-from conftest import MAPPINGS, TINY_CSV, TINY_MAPPING, real_file, row_counts
 
 
 def _ingest(path, files, mapping, experiment=None):
@@ -215,3 +222,257 @@ def test_malformed_files_never_write(tiny_db, tmp_path, text):
     finally:
         con.close()
     assert after == before
+
+
+# Issue 12, item 5: bad input is one clear line naming the file (and key), never a traceback,
+# a hang or a silent wrong value.
+
+def _csv_and_mapping(tmp_path, csv_change=None, mapping_change=None, extra=""):
+    data = tmp_path / "in.csv"
+    data.write_text(TINY_CSV.replace("alpha", "delta").replace(*(csv_change or ("", ""))))
+    mapping = tmp_path / "in.toml"
+    mapping.write_text(TINY_MAPPING.replace(*(mapping_change or ("", ""))) + extra)
+    return data, mapping
+
+
+def _refused(db, files, mapping, message, error=IngestError):
+    before = row_counts(db)
+    with pytest.raises(error, match=message) as err:
+        _ingest(db, files, mapping)
+    assert "\n" not in str(err.value)
+    assert row_counts(db) == before
+    return str(err.value)
+
+
+@pytest.mark.parametrize("csv_change, mapping_change, message", [
+    # 1e308 ms is finite, but not in ns: it used to be stored as +inf
+    (("delta,500,800,4.0", "delta,500,800,1e308"), None,
+     (r"in\.csv: row 1 \(line 2\), column 'time_ms': '1e308' ms is inf ns after unit "
+     r"conversion, not a positive finite number")),
+    (("delta,500,800,4.0,100", "delta,500,800,1e300,1e300"), None,
+     (r"in\.csv: row 1 \(line 2\), column 'power_w': '1e300' W for '1e300' ms is inf J of "
+     "energy, not a finite number")),
+    (("delta,500,800,4.0", "delta,500,800,1e300"), ('unit = "ms"', 'unit = "s"'),
+     r"column 'time_ms': '1e300' s is inf ns after unit conversion"),
+    # a clock that conversion rounds to 0 MHz
+    (("delta,500,800", "delta,5e-324,800"),
+     ('core_mhz = "core_mhz"', 'core_mhz = { column = "core_mhz", unit = "kHz" }'),
+     r"column 'core_mhz': '5e-324' kHz is 0\.0 MHz after unit conversion, not a positive"),
+])
+def test_values_out_of_range_after_unit_conversion(tiny_db, tmp_path, csv_change,
+                                                    mapping_change, message):
+    data, mapping = _csv_and_mapping(tmp_path, csv_change, mapping_change)
+    _refused(tiny_db, [data], mapping, message)
+
+
+@pytest.mark.parametrize("change, message", [
+    (('kernel = "kernel"', "kernel = 5"),
+     r"\[columns\] kernel must be a column name or a list of them, not the number 5"),
+    (('kernel = "kernel"', "kernel = []"), r"\[columns\] kernel .* not an empty list"),
+    (('kernel = "kernel"', 'kernel = ["kernel", 2]'),
+     r"\[columns\] kernel\[1\] must be a string, not the number 2"),
+    (('kernel = "kernel"', 'kernel = ["kernel", "kernel"]'), r"lists 'kernel' twice"),
+    (('core_mhz = "core_mhz"', 'core_mhz = ""'), (r"\[columns\] core_mhz: the column name is "
+                                                  "empty")),
+    (('core_mhz = "core_mhz"', 'core_mhz = 1000'), (r"\[columns\] core_mhz must be a column "
+                                                    "name or {column, unit}, not the number")),
+    (('unit = "ms"', "unit = [1]"), r"\[columns\] time: unit must be a string, not a list"),
+    (('n_sm = 2', 'n_sm = true'), r"\[gpu\] n_sm must be a positive integer, not the boolean"),
+    (('n_sm = 2', 'n_sm = 2.0'), r"\[gpu\] n_sm must be a positive integer"),
+    (('n_sm = 2', 'n_sm = 99999999999'), r"\[gpu\] n_sm must be a positive integer"),
+    (('n_sm = 2', 'n_sm = 2\nnominal_core_mhz = 0'),
+     (r"\[gpu\] nominal_core_mhz must be a positive number of MHz, not the number 0 \(leave "
+     "the key out if it is unknown\\)")),
+    (('n_sm = 2', 'n_sm = 2\nnominal_mem_mhz = nan'), (r"\[gpu\] nominal_mem_mhz must be a "
+                                                       "positive number")),
+    (('n_sm = 2', 'n_sm = 2\nmax_warps_per_sm = -4'), (r"\[gpu\] max_warps_per_sm must be a "
+                                                       "positive integer")),
+    (('gpu_id = "tiny"', "gpu_id = [1]"), r"\[gpu\] gpu_id must be a string, not a list"),
+    (('gpu_id = "tiny"', 'gpu_id = "  "'), r"\[gpu\] gpu_id must not be empty"),
+    (('gpu_id = "tiny"', 'gpu_id = "a\\u0000b"'), r"\[gpu\] gpu_id must not contain a NUL"),
+    (('suite = "tiny"', "suite = 5"), r"\[run\] suite must be a string, not the number 5"),
+    (('experiment = "tiny"', "experiment = 2024-01-01"), (r"\[run\] experiment must be a "
+                                                         "string, not a date/time")),
+    (('suite = "tiny"', 'suite = "tiny"\npolicy = 1'), r"\[run\] policy must be a string"),
+    (('description = "tiny hand-made dataset for tests (synthetic)"', "description = [1]"),
+     r"description must be a string, not a list"),
+    (("[gpu]", "gpu = 5\n[x]"), r"unknown section \[x\]|\[gpu\] must be a table"),
+])
+def test_wrong_values_in_a_mapping_are_one_line_naming_file_and_key(tmp_path, change,
+                                                                     message):
+    path = tmp_path / "bad.toml"
+    path.write_text(TINY_MAPPING.replace(*change))
+    with pytest.raises(MappingError, match=message) as err:
+        load_mapping(path)
+    assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("metrics, message", [
+    ("ignore = 5", r"\[metrics\] ignore must be a list of column names, not the number 5"),
+    ("text = 'dram_util'", r"\[metrics\] text must be a list of column names, not the string"),
+    ("ignore = [1]", r"\[metrics\] ignore\[0\] must be a string, not the number 1"),
+    ("rename = 5", r"\[metrics\] rename must map column names to metric names, not the number"),
+    ("rename = { dram_util = 1 }", r"\[metrics\] rename 'dram_util' must be a string"),
+    ("rename = { dram_util = '' }", r"\[metrics\] rename 'dram_util' must not be empty"),
+    ("rename = { '' = 'x' }", r"\[metrics\] rename '': the column name is empty"),
+    ("prefix = 5", r"\[metrics\] prefix must be a string, not the number 5"),
+    # two metrics with one name
+    ("rename = { dram_util = 'x', other = 'x' }",
+     r"\[metrics\] rename gives columns 'dram_util' and 'other' one metric name 'x'"),
+    # names that cannot be metrics: they would silently do nothing
+    ("ignore = ['time_ms']", (r"\[metrics\] ignore names 'time_ms', which is \[columns\] time, "
+                             "not a metric")),
+    ("rename = { kernel = 'k' }", (r"\[metrics\] rename names 'kernel', which is \[columns\] "
+                                  "kernel")),
+    ("text = ['dram_util']\nrename = { dram_util = 'd' }",
+     r"\[metrics\] rename names 'dram_util', which \[metrics\] text also lists"),
+])
+def test_wrong_metrics_section_is_one_line(tmp_path, metrics, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(TINY_MAPPING + "[metrics]\n" + metrics + "\n")
+    with pytest.raises(MappingError, match=message) as err:
+        load_mapping(path)
+    assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
+
+
+@contextmanager
+def _deadline(seconds):
+    def on_alarm(signum, frame):
+        raise TimeoutError(f"hung for {seconds} s")
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_mapping_must_be_a_small_regular_file(tmp_path):
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)  # reading it used to wait forever for a writer
+    link = tmp_path / "zero.toml"
+    link.symlink_to("/dev/zero")  # reading it used to fill memory
+    big = tmp_path / "big.toml"
+    big.write_text(TINY_MAPPING + "#" * (1 << 20) + "\n")
+    nested = tmp_path / "nested.toml"
+    nested.write_text(TINY_MAPPING + "[metrics]\nignore = " + "[" * 2000 + "]" * 2000 + "\n")
+    cases = [(fifo, "is a FIFO, not a mapping file"), (link, "is a character device"),
+             (Path("/dev/zero"), "is a character device"), (tmp_path, "is a directory"),
+             (big, "larger than 1 MiB"), (nested, "nested too deeply"),
+             (tmp_path / "none.toml", "cannot read mapping .*No such file")]
+    for path, message in cases:
+        with _deadline(10), pytest.raises(MappingError, match=message) as err:
+            load_mapping(path)
+        assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_data_file_must_be_a_regular_file(tiny_db, tmp_path):
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    for path, message in [(fifo, "is a FIFO"), (Path("/dev/zero"), "is a character device"),
+                          (tmp_path, "is a directory")]:
+        with _deadline(10):
+            _refused(tiny_db, [path], tmp_path / "tiny.toml",
+                     f"{re.escape(str(path))}: {message}, not a CSV or Parquet file")
+
+
+def _parquet(tmp_path, name, **extra):
+    table = pa.table({"kernel": ["u", "u"], "core_mhz": [500, 600], "mem_mhz": [800, 800],
+                      "time_ms": [1.0, 2.0], "power_w": [1.0, 2.0], **extra})
+    path = tmp_path / name
+    pq.write_table(table, path)
+    return path
+
+
+def test_uint64_parquet_values_beyond_int64_are_refused(tiny_db, tmp_path):
+    # 2**64 - 1 is often an unsigned -1 meaning 'not available': it used to be a traceback
+    # (ArrowInvalid) as a metric and a clock of 1.8e19 MHz as a clock
+    wrapped = pa.array([1, 2**64 - 1], pa.uint64())
+    _refused(tiny_db, [_parquet(tmp_path, "m.parquet", count=wrapped)], tmp_path / "tiny.toml",
+             r"m\.parquet: row 2, column 'count': 18446744073709551615 is beyond the int64 range")
+    table = pq.read_table(_parquet(tmp_path, "c.parquet")).set_column(
+        1, "core_mhz", pa.array([500, 2**64 - 1], pa.uint64()))
+    pq.write_table(table, tmp_path / "c.parquet")
+    _refused(tiny_db, [tmp_path / "c.parquet"], tmp_path / "tiny.toml",
+             r"c\.parquet: row 2, column 'core_mhz': 18446744073709551615 is beyond")
+
+
+def test_big_integer_metrics_are_stored_as_doubles(fresh_db, tmp_path):
+    # int64 and uint64 values above 2**53 have no exact DOUBLE: stored rounded, not refused
+    big = _parquet(tmp_path, "big.parquet", inst=pa.array([2**60 + 1, 5], pa.int64()),
+                   ops=pa.array([2**63 - 1, 7], pa.uint64()))
+    (tmp_path / "tiny.toml").write_text(TINY_MAPPING)
+    [report] = _ingest(fresh_db, [big], tmp_path / "tiny.toml")
+    assert report.metrics_added == 4
+    con = gpudb.connect(fresh_db, read_only=True)
+    assert con.execute("SELECT name, value FROM metric ORDER BY name, value").fetchall() == [
+        ("inst", 5.0), ("inst", float(2**60)), ("ops", 7.0), ("ops", float(2**63))]
+    con.close()
+
+
+def test_a_column_without_a_name_must_be_ignored(tiny_db, tmp_path):
+    data, mapping = _csv_and_mapping(tmp_path, ("dram_util", ""))
+    # used to be DuckDB's "zero-length delimited identifier"
+    _refused(tiny_db, [data], mapping, r"in\.csv: column 6 has no name; list \"\" in "
+                                       r"\[metrics\] ignore of .*in\.toml to leave it out")
+    mapping.write_text(TINY_MAPPING + '[metrics]\nignore = [""]\n')
+    [report] = _ingest(tiny_db, [data], mapping)
+    assert (report.runs_added, report.metrics_added) == (4, 0)
+
+
+@pytest.mark.parametrize("key", ["ignore", "text", "rename"])
+def test_mapping_names_that_match_no_column(tiny_db, tmp_path, key):
+    value = "{ dram_utl = 'dram' }" if key == "rename" else "['dram_utl']"
+    data, mapping = _csv_and_mapping(tmp_path, extra=f"[metrics]\n{key} = {value}\n")
+    _refused(tiny_db, [data], mapping, rf"in\.toml: \[metrics\] {key} names column "
+                                       rf"'dram_utl', which .*in\.csv does not have")
+
+
+def test_rename_onto_another_metric_is_refused(tiny_db, tmp_path):
+    data, mapping = _csv_and_mapping(
+        tmp_path, ("power_w,dram_util", "power_w,dram_util,l2_util"),
+        extra="[metrics]\nrename = { dram_util = 'l2_util' }\n")
+    data.write_text("\n".join(line + (",0.5" if i else "") for i, line in
+                              enumerate(data.read_text().splitlines())) + "\n")
+    # used to store both columns' values under one name
+    _refused(tiny_db, [data], mapping, r"in\.csv: columns 'dram_util' and 'l2_util' would both "
+                                       r"be metric 'l2_util' \(\[metrics\] rename/prefix of ")
+
+
+def test_column_names_differing_only_in_case_are_different_columns(fresh_db, tmp_path):
+    # DuckDB's identifiers ignore case: "CORE_MHZ" used to read the core_mhz column
+    data, mapping = _csv_and_mapping(tmp_path, ("dram_util", "CORE_MHZ"))
+    data.write_text(data.read_text().replace(",0.", ",7"))
+    _ingest(fresh_db, [data], mapping)
+    con = gpudb.connect(fresh_db, read_only=True)
+    assert {r[0] for r in con.execute("SELECT DISTINCT core_mhz FROM run").fetchall()} == {
+        500.0, 1000.0}
+    assert sorted(r[0] for r in con.execute(
+        "SELECT value FROM metric WHERE name = 'CORE_MHZ'").fetchall()) == [
+        71, 71, 72, 72, 75, 76, 77, 78]
+    con.close()
+
+
+@pytest.mark.parametrize("cell", ["+-2", "1_000"])
+def test_numbers_duckdb_would_misread_are_refused(tiny_db, tmp_path, cell):
+    # DuckDB casts '+-2' to -2 and '1_000' to 1000
+    data, mapping = _csv_and_mapping(tmp_path, ("0.7\n", f"{cell}\n"))
+    _refused(tiny_db, [data], mapping,
+             rf"in\.csv: row 3 \(line 4\), column 'dram_util': '{re.escape(cell)}' is not a "
+             "finite number")
+
+
+def test_blank_kernel_name_is_empty(tiny_db, tmp_path):
+    data, mapping = _csv_and_mapping(tmp_path, ("delta,1000,800", "\t,1000,800"))
+    _refused(tiny_db, [data], mapping, r"row 2 \(line 3\), column 'kernel' is empty")
+
+
+def test_cli_refusal_is_one_line(tiny_db, tmp_path):
+    data, mapping = _csv_and_mapping(tmp_path, ("delta,500,800,4.0", "delta,500,800,1e308"))
+    result = CliRunner().invoke(cli, ["--db", str(tiny_db), "ingest", str(data), "--mapping",
+                                      str(mapping)])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert result.output.strip().splitlines() == [
+        (f"Error: {data}: row 1 (line 2), column 'time_ms': '1e308' ms is inf ns after unit "
+        "conversion, not a positive finite number")]

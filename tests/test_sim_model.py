@@ -181,3 +181,13 @@ def test_energy_split_and_voltage_scaling(gtx480):
     total = sum(col(hi, c).sum() for c in ("core_dynamic_j", "core_static_j", "dram_dynamic_j",
                                            "dram_static_j", "other_j"))
     assert hi.run["energy_j"] == pytest.approx(total)
+
+
+def test_a_clock_of_zero_is_an_error_not_the_nominal_clock():
+    from sim.config import ConfigError, load_gpu, load_suite
+    from sim.model import Simulation
+
+    gpu, suite = load_gpu("gtx480"), load_suite("default")
+    for core, mem in ((0, None), (None, 0)):
+        with pytest.raises(ConfigError, match="outside gtx480's"):
+            Simulation(gpu, suite.kernel("compute_fma"), core, mem)

@@ -133,12 +133,24 @@ def wal_size(db: Path) -> int:
 
 def wait_for_a_run(proc: subprocess.Popen, db: Path, timeout: float = 30.0) -> None:
     """Until the sweep has committed a run: its write-ahead log grows (the file is locked
-    against readers while the sweep writes)."""
+    against readers while the sweep writes). The database was created and closed before the
+    sweep started (:func:`fresh`), so its schema is not in the log: the first growth is the
+    first run's transaction, given a moment to finish."""
     before = wal_size(db)
     deadline = time.monotonic() + timeout
-    while wal_size(db) <= before and time.monotonic() < deadline:
+    while wal_size(db) <= before:
         assert proc.poll() is None, "the sweep ended early"
+        assert time.monotonic() < deadline, "no run was written in time"
         time.sleep(0.02)
+    time.sleep(0.5)
+
+
+def fresh(tmp_path: Path) -> Path:
+    """A new gpudb file, closed (so checkpointed: no write-ahead log) before the sweep."""
+    db = tmp_path / "sweep.duckdb"
+    gpudb.connect(db).close()
+    assert wal_size(db) == 0
+    return db
 
 
 def wait_gone(processes: dict[int, int], timeout: float = 5.0) -> list[int]:
@@ -150,7 +162,7 @@ def wait_gone(processes: dict[int, int], timeout: float = 5.0) -> list[int]:
 
 def test_kill_9_leaves_no_process_and_the_same_command_resumes(tmp_path):
     suite = suite_file(tmp_path, long_iterations=1000)  # ~4 s
-    db = tmp_path / "sweep.duckdb"
+    db = fresh(tmp_path)
     command = sweep_command(db, suite)
     proc = start(command, tmp_path / "sweep.log")
     workers = {}
@@ -179,7 +191,7 @@ def test_kill_9_leaves_no_process_and_the_same_command_resumes(tmp_path):
 def test_sigterm_and_sighup_end_the_sweep_and_its_workers_and_keep_finished_runs(tmp_path,
                                                                                  signum):
     suite = suite_file(tmp_path, long_iterations=4000)  # ~15 s: never waited for
-    db = tmp_path / "sweep.duckdb"
+    db = fresh(tmp_path)
     log = tmp_path / "sweep.log"
     proc = start(sweep_command(db, suite), log)
     workers = {}

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -459,15 +460,18 @@ def test_new_kernels_are_predicted_and_runs_without_features_give_null(toy_db, t
     # a kernel added after training (toy/fresh) with features, one without (toy/blind)
     extra = tmp_path / "extra.duckdb"
     build_synthetic(extra, kernels=("fresh",))
-    con = gpudb.connect(toy_db)
-    con.execute(f"ATTACH '{extra}' AS extra (READ_ONLY)")
-    con.execute("INSERT INTO kernel SELECT * FROM extra.kernel")
-    con.execute("INSERT INTO run SELECT * FROM extra.run")
-    con.execute("INSERT INTO interval SELECT * FROM extra.interval")
-    con.execute("INSERT INTO kernel (kernel_id, name, suite) VALUES ('toy/blind', 'blind', 'toy')")
-    con.execute("INSERT INTO run (run_id, experiment_id, source, kernel_id, gpu_id, core_mhz, "
+    # a plain DuckDB client grafts the rows in (gpudb's connections cannot ATTACH files)
+    raw = duckdb.connect(str(toy_db))
+    raw.execute(f"ATTACH '{extra}' AS extra (READ_ONLY)")
+    raw.execute("INSERT INTO kernel SELECT * FROM extra.kernel")
+    raw.execute("INSERT INTO run SELECT * FROM extra.run")
+    raw.execute("INSERT INTO interval SELECT * FROM extra.interval")
+    raw.execute("INSERT INTO kernel (kernel_id, name, suite) VALUES ('toy/blind', 'blind', 'toy')")
+    raw.execute("INSERT INTO run (run_id, experiment_id, source, kernel_id, gpu_id, core_mhz, "
                 "mem_mhz, n_sm, time_ns, created_at) VALUES ('blind', 'e-toy', 'sim', "
                 "'toy/blind', 'toy', 1000, 1600, 4, 5.0, now())")
+    raw.close()
+    con = gpudb.connect(toy_db)
     rows = con.execute("SELECT kernel_id, count(*), count(predicted_ns), bool_or(in_training), "
                        "count(predicted_power_w) FROM pred_wu WHERE model_id = ? AND kernel_id "
                        "IN ('toy/fresh', 'toy/blind') GROUP BY ALL ORDER BY ALL",

@@ -21,8 +21,7 @@ one command per case in turn. A corrupted copy of a real gpudb file may still be
 for those (``may_succeed``) success is allowed too; every other case must be refused.
 
 Counts by class are printed (run with ``-s``) and written to ``fuzz_counts.json`` in the
-test's tmp_path. Cases that fail because of another area's open work are listed in
-OTHER_AREA: the main test skips them and ``test_fuzz_other_area`` runs each as an xfail.
+test's tmp_path.
 """
 
 from __future__ import annotations
@@ -67,11 +66,6 @@ CONTROLS = 8  # per ingest class: confusers only, which must be accepted (the fu
 CLI_EVERY = 8
 CASE_TIMEOUT_S = 30
 SUBPROCESS_TIMEOUT_S = 60
-
-# (class, index) -> why the case fails today, naming the area that owns the fix. The main
-# test skips these; test_fuzz_other_area runs each as xfail(strict=False).
-OTHER_AREA: dict[tuple[str, int], str] = {}
-
 
 class Hang(BaseException):
     """A case that did not answer within its timeout (BaseException: no handler swallows it)."""
@@ -1020,11 +1014,10 @@ def write_mappings(directory: Path) -> dict[str, Path]:
     return paths
 
 
-def run_fuzz(tmp: Path, skip: set[tuple[str, int]],
-             only: set[tuple[str, int]] | None = None) -> Fuzz:
-    """Every case but those in `skip` (or only those in `only`, without the controls)."""
+def run_fuzz(tmp: Path, only: set[tuple[str, int]] | None = None) -> Fuzz:
+    """Every case (or only those in `only`, without the controls)."""
     def wanted(cls: str, index: int) -> bool:
-        return (cls, index) not in skip and (only is None or (cls, index) in only)
+        return only is None or (cls, index) in only
 
     fuzz = Fuzz(tmp)
     targets = build_targets(tmp)
@@ -1124,29 +1117,18 @@ def run_fuzz(tmp: Path, skip: set[tuple[str, int]],
 @pytest.mark.slow  # about a minute and a half on 2 cores
 def test_fuzz_malformed_inputs_are_refused_in_one_line(tmp_path):
     start = time.perf_counter()
-    fuzz = run_fuzz(tmp_path, skip=set(OTHER_AREA))
+    fuzz = run_fuzz(tmp_path)
     report = {"seed": SEED, "inputs": fuzz.counts, "total": sum(fuzz.counts.values()),
               "invocations": fuzz.invocations, "outcomes": fuzz.outcomes,
               "allowed_successes": fuzz.allowed_successes,
               "seconds": {**fuzz.seconds, "total": round(time.perf_counter() - start, 1)},
-              "skipped_other_area": len(OTHER_AREA), "failures": fuzz.failures}
+              "failures": fuzz.failures}
     (tmp_path / "fuzz_counts.json").write_text(json.dumps(report, indent=1))
     print("\nfuzz:", json.dumps({k: v for k, v in report.items() if k != "failures"}))
     for failure in fuzz.failures:
         print("FAIL", json.dumps(failure))
     assert report["total"] >= 1000
     assert not fuzz.failures, f"{len(fuzz.failures)} failures, first: {fuzz.failures[0]}"
-
-
-@pytest.mark.parametrize("case", [
-    pytest.param(case, id=f"{case[0]}-{case[1]}",
-                 marks=pytest.mark.xfail(strict=False, reason=reason))
-    for case, reason in OTHER_AREA.items()])
-def test_fuzz_other_area(tmp_path, case):
-    """One case the main test skips because another area's work is open (OTHER_AREA)."""
-    fuzz = run_fuzz(tmp_path, skip=set(), only={case})
-    assert fuzz.counts == {case[0]: 1}
-    assert not fuzz.failures, fuzz.failures
 
 
 # ---------------------------------------------------------------------------------------------

@@ -82,9 +82,11 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
     looking runs first, so results come in completion order; otherwise this process simulates
     them in order. Workers ignore Ctrl-C and hang-ups (sent to the whole process group),
     leaving the decision to the caller: an exception in the caller's loop (KeyboardInterrupt
-    included) or closing the generator cancels the queued tasks and ends the workers at once
-    (the running tasks' results would be thrown away), so no process is left behind. Use it
-    as ``with contextlib.closing(simulate_tasks(...)) as results:`` to close it promptly.
+    included) or closing the generator cancels the queued tasks and waits for the running
+    ones, so no process is left behind. (Killing them instead deadlocks the pool now and then
+    on Python 3.11: a worker killed while writing its result leaves half a message that the
+    pool's manager thread waits on for ever.) Use it as
+    ``with contextlib.closing(simulate_tasks(...)) as results:`` to close it promptly.
     A worker whose parent process is gone (killed with SIGKILL, say) exits by itself.
     """
     todo = list(tasks)
@@ -100,7 +102,6 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
     main = threading.current_thread() is threading.main_thread()
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
                                initargs=(parent, main))
-    completed = False
     try:
         pending = set()
         it = iter(queue)
@@ -113,29 +114,13 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
                 nxt = next(it, None)
                 if nxt is not None:
                     pending.add(pool.submit(_simulate, nxt))
-        completed = True
     finally:
-        if not completed:
-            _end_workers(pool)
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _simulate(task: Task) -> SimResult:
     return simulate(task.gpu, task.kernel, task.core_mhz, task.mem_mhz, task.n_sm,
                     task.ctas_per_sm, task.interval_instructions, task.seed)
-
-
-def _end_workers(pool: ProcessPoolExecutor) -> None:
-    """Kill the pool's workers now rather than wait for their running tasks (whose results
-    nobody will read); the pool then shuts down as after any worker's death."""
-    kill_workers = getattr(pool, "kill_workers", None)  # Python 3.14
-    if kill_workers is not None:
-        kill_workers()
-        return
-    processes = dict(getattr(pool, "_processes", None) or {})  # pid -> Process before
-    for process in processes.values():
-        if process.is_alive():
-            process.kill()
 
 
 def _init_worker(parent: int | None = None, die_with_parent: bool = True) -> None:

@@ -279,7 +279,8 @@ def ingest(obj: Context, files, mapping_path, experiment):
             click.echo(f"{r.file}: {r.skipped_reason}; nothing added")
         else:
             click.echo(f"{r.file}: {r.rows} rows, {r.runs_added} runs added, "
-                       f"{r.runs_present} already present, {r.metrics_added} metric values")
+                       f"{r.runs_present} already present, {r.metrics_added} metric values"
+                       + (f"; model inputs: {r.inputs_summary()}" if r.inputs else ""))
 
 
 def _numbers(kind):
@@ -677,6 +678,40 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str) ->
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
 
 
+def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
+                        fmt: str) -> None:
+    from gpudb.evaluate_grid import default_base, grid_tables, has_grid
+
+    con = obj.connect(read_only=True)
+    try:
+        if not has_grid(con, scope.gpu):
+            return
+        top = default_base(con, scope.gpu)
+        base = (base_mhz or top[0], base_mem_mhz or top[1])
+        summary, heat, per_kernel = grid_tables(con, scope.gpu, scope.suite, base, folds)
+    finally:
+        con.close()
+    if not summary.rows:
+        if fmt == "table":
+            click.echo(f"\nno predictions from base {base[0]:g}/{base[1]:g} MHz (core/memory)"
+                       " with a known actual time")
+        return
+    if fmt == "table":
+        click.echo(f"\ncore x memory accuracy (paper 003) from base {base[0]:g}/{base[1]:g} MHz "
+                   "(core/memory), MAPE (%) over every target setting, the base included; "
+                   f"wangchu_fit_cv: fitted on the other kernels ({folds} folds by kernel):")
+    output_rows(summary.columns, summary.rows, fmt)
+    if heat.rows:
+        if fmt == "table":
+            click.echo("\nMAPE (%) by target, core MHz down, memory MHz across "
+                       "(query error_by_setting):")
+        output_rows(heat.columns, heat.rows, fmt)
+    if fmt == "table":
+        click.echo("\nMAPE (%) by kernel over every target, with the case of paper 003 "
+                   "section V the model picks at the base:")
+    output_rows(per_kernel.columns, per_kernel.rows, fmt)
+
+
 def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: float,
                   fmt: str) -> None:
     from gpudb.control.results import REPLAY_PREDICTORS
@@ -716,23 +751,36 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
 @evaluation_options
 @click.option("--base-mhz", type=float,
               help="Base core MHz (default: the GPU's highest core P-state, 700 on gtx480).")
+@click.option("--base-mem-mhz", type=float,
+              help="Base memory MHz of the core x memory tables (default: the GPU's highest "
+                   "memory P-state).")
 @click.option("--granularity", type=click.Choice(["run", "interval"]), default="run",
               show_default=True, help="Predict whole runs or single intervals.")
+@click.option("--folds", type=click.IntRange(2), default=5, show_default=True,
+              help="Folds (by kernel) of the fitted Wang & Chu variant's cross-validation.")
 @sweep_option
 @output_options
 @click.pass_obj
 @friendly_errors
-def accuracy(obj: Context, gpu, suite, base_mhz, granularity, do_sweep, fmt):
+def accuracy(obj: Context, gpu, suite, base_mhz, base_mem_mhz, granularity, folds, do_sweep,
+             fmt):
     """Each predictor's MAPE from the base core P-state to every other one (paper 000
     figure 8, with the paper's averages beside ours), then per kernel (figure 9). On a GPU
-    measured at several memory clocks, per (core, memory) target.
+    run at several memory clocks, per (core, memory) target, then paper 003's evaluation:
+    from one base (core, memory) setting to every (core, memory) target, per predictor (Wang &
+    Chu's fitted variant cross-validated by kernel), as a core x memory table of Wang & Chu's
+    error (query error_by_setting) and per kernel with the model's regime.
 
     Example:
 
         gpudb --db sim.duckdb evaluate accuracy --gpu gtx480 --suite default
         gpudb --db lab.duckdb evaluate accuracy --gpu rtx2070s
+        gpudb --db sim.duckdb evaluate accuracy --gpu gtx980 --base-mhz 700 --base-mem-mhz 700
     """
-    print_accuracy(obj, _scope(obj, gpu, suite, do_sweep), base_mhz, granularity, fmt)
+    scope = _scope(obj, gpu, suite, do_sweep)
+    print_accuracy(obj, scope, base_mhz, granularity, fmt)
+    if granularity == "run":
+        print_grid_accuracy(obj, scope, base_mhz, base_mem_mhz, folds, fmt)
 
 
 @evaluate.command()
@@ -858,6 +906,7 @@ def train():
     Example:
 
         gpudb --db lab.duckdb train wu --gpu v100 --seed 0
+        gpudb --db lab.duckdb train wangchu --gpu gtx1080ti --base 1800,5000
     """
 
 
@@ -926,6 +975,161 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
     finally:
         con.close()
     output_rows(columns, rows, fmt)
+
+
+@train.command()
+@click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
+              help="GPU whose fixed runs the parameters are fitted to (a gpu_id in the "
+                   "database).")
+@click.option("--base", required=True, metavar="CORE_MHZ,MEM_MHZ",
+              help="Base setting whose counters the model predicts from (paper 003: 700,700).")
+@click.option("--suite", default=None, help="Only kernels of this suite (default: all).")
+@click.option("--kernel", "kernels", multiple=True,
+              help="Train on this kernel_id only (repeatable; default: every kernel).")
+@output_options
+@click.pass_obj
+@friendly_errors
+@writes
+def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
+    """Wang & Chu's model (paper 003) with its seven parameters fitted by least squares to the
+    kernels' measured times at every (core, memory) setting, instead of microbenchmarks
+    (`gpudb calibrate`). Stores them as the GPU's least_squares calibration, which view
+    pred_wangchu_fit predicts with; prints them, the fit's RMS error and which parameters the
+    kernels leave unconstrained. `gpudb evaluate accuracy` cross-validates the fit by kernel.
+    Needs scipy (gpudb[ml]).
+
+    Example:
+
+        gpudb --db lab.duckdb train wangchu --gpu gtx1080ti --base 1800,5000
+    """
+    from gpudb import wangchu_fit
+    from gpudb.calibrate import UNITS
+
+    try:
+        core, mem = (float(v) for v in base.split(","))
+    except ValueError:
+        raise GpudbError(f"--base takes CORE_MHZ,MEM_MHZ, e.g. 700,700; got {base!r}") from None
+    con = obj.connect()
+    try:
+        calibration_id, result = wangchu_fit.train(con, gpu_id, core, mem, suite,
+                                                   list(kernels) or None)
+    finally:
+        con.close()
+    click.echo(f"calibration_id {calibration_id} (method least_squares): RMS time error "
+               f"{result.rms_error_pct:.2f}% over {result.n_rows} (kernel, setting) pairs",
+               err=fmt != "table")
+    output_rows(["parameter", "value", "unit", "identified"],
+                [(k, v, UNITS[k], result.identified[k])
+                 for k, v in result.params.items()], fmt)
+
+
+def _mhz_pair(ctx, param, value):
+    """'700,700' as (700.0, 700.0)."""
+    if value is None:
+        return None
+    parts = [p.strip() for p in value.split(",")]
+    try:
+        pair = tuple(float(p) for p in parts)
+    except ValueError:
+        pair = ()
+    if len(pair) != 2:
+        raise click.BadParameter(f"{value!r} is not CORE_MHZ,MEM_MHZ (e.g. 700,700)")
+    return pair
+
+
+@cli.command()
+@click.option("--gpu", required=True, callback=_gpu_name,
+              help="GPU to calibrate: a shipped simulator configuration (gtx480, gtx980, "
+                   "hd7970), or with --from-file a gpu_id in the database.")
+@click.option("--from-file", "from_file", type=click.Path(dir_okay=False, exists=True),
+              help="TOML file of measured parameters, `name = { value = V, unit = \"U\" }` "
+                   "(method 'file'); nothing is simulated.")
+@click.option("--baseline", metavar="CORE_MHZ,MEM_MHZ", callback=_mhz_pair,
+              help="Ratio-one baseline of dm_del, l2_del and inter_arr (default: the P-state "
+                   "pair with core/memory closest to one, higher clocks first).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Random seed of the runs.")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(1),
+              help="Simulator processes (one writer).")
+@output_options
+@click.pass_obj
+@friendly_errors
+@writes
+def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
+    """Calibrate Wang & Chu's model (paper 003): the eight parameters of its Table IV.
+
+    A simulated GPU runs the `micro` suite's microbenchmarks (section IV: DRAM pointer chase
+    at every core x a few memory P-states for eq. 4, streaming for dm_del by eq. 3, L2 and
+    shared-memory chains, L2 streaming, DRAM bursts for eq. 2's interArr, ALU-only for
+    inst_cycle) through the ordinary sweep (stored runs are reused), fits each parameter and
+    stores it in table calibration (method 'microbenchmark') with its fit residual and runs;
+    the table printed puts paper 003's GTX 980 values beside. A measured GPU takes its
+    parameters from a file (method 'file'). Calibrating the same thing again gives the same
+    calibration_id and replaces its rows. View wangchu_calibration has the latest per GPU.
+
+    Example:
+
+        gpudb --db lab.duckdb calibrate --gpu gtx980
+
+        gpudb --db lab.duckdb calibrate --gpu v100 --from-file v100-cal.toml
+    """
+    from gpudb import calibrate as cal
+
+    if from_file:
+        if baseline:
+            raise GpudbError("--baseline applies to a simulated calibration, not --from-file")
+        con = obj.connect()
+        try:
+            report = cal.calibrate_from_file(con, gpu, from_file)
+        finally:
+            con.close()
+        summary = f"from {from_file}"
+    else:
+        from sim.config import available
+
+        if gpu not in available("gpus"):
+            raise GpudbError(f"{gpu!r} is not a simulator GPU ({', '.join(available('gpus'))}); "
+                             "a measured GPU's parameters come from a file: --from-file "
+                             "cal.toml")
+        report = _calibrate_simulated(obj, gpu, baseline, seed, jobs)
+        summary = (f"{report.runs_added} runs simulated, {report.runs_reused} reused; baseline "
+                   f"{report.baseline[0]:g}/{report.baseline[1]:g} MHz")
+    click.echo(f"calibration_id {report.calibration_id} ({report.gpu_id}, {report.method}; "
+               f"{summary}; {report.seconds:.1f} s)", err=fmt != "table")
+    output_rows(*report.table(), fmt)
+
+
+def _calibrate_simulated(obj: Context, gpu: str, baseline, seed: int, jobs: int):
+    """gpudb.calibrate.calibrate with a progress bar; Ctrl-C (SIGTERM, SIGHUP) keeps the runs
+    that finished and exits 130 (143, 129), as `gpudb sweep` does."""
+    from gpudb.calibrate import calibrate as run_calibration
+    from gpudb.sweep import SweepInterrupted
+
+    state = {"bar": None, "done": 0}
+
+    def progress(done, total):
+        if state["bar"] is None:
+            state["bar"] = click.progressbar(length=total, label="calibrating",
+                                             file=sys.stderr, show_pos=True, show_eta=True)
+            state["bar"].__enter__()
+        state["bar"].update(done - state["done"])
+        state["done"] = done
+
+    try:
+        return run_calibration(obj.path, gpu, baseline=baseline, seed=seed, jobs=jobs,
+                               progress=progress)
+    except SweepInterrupted as stop:
+        if state["bar"] is not None:
+            state["bar"].__exit__(None, None, None)
+            state["bar"] = None
+        import signal
+
+        click.echo(f"interrupted ({signal.Signals(stop.signum).name}): "
+                   f"{stop.summary['runs_added']} runs written and kept; "
+                   "run the same command again to resume", err=True)
+        sys.exit(128 + stop.signum)
+    finally:
+        if state["bar"] is not None:
+            state["bar"].__exit__(None, None, None)
 
 
 @cli.group()

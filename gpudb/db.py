@@ -123,7 +123,7 @@ def view_sql(path: Path) -> str:
     text = path.read_text()
     if "{analytic_predictions}" in text:
         union = "\n    UNION ALL ".join(f"SELECT * FROM {p.view}" for p in registry()
-                                         if p.formula is not None)
+                                         if p.union)
         text = text.replace("{analytic_predictions}", union)
     return text
 

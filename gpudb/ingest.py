@@ -20,13 +20,36 @@ they are column-at-a-time and keep pace with DuckDB's own bulk insert (`gpudb be
 The view names the columns by position (_c0, _c1, ...), so no column name (quotes, "", two
 names that differ only in case, which DuckDB would take for one) can confuse the SQL.
 The rows are written through gpudb.runs, the one writer of runs.
+
+Model inputs ([inputs] of the mapping, see gpudb.mapping): each is a column or a DuckDB SQL
+expression over the file's columns, evaluated while the file is staged (so a bad one writes
+nothing) on a separate in-memory DuckDB connection opened with external access disabled and its
+configuration locked: an expression cannot read or write files, load extensions or change
+settings; it sees only the file's columns (as a table ``data``). There a column is a DOUBLE
+when every non-empty cell is a finite number (or it is numeric in Parquet), otherwise text
+(always text for [metrics] text columns); columns without a name or whose names differ only
+in case cannot be used in expressions. An expression must bind (every column it names exists),
+give one numeric value per row (no aggregate), and run without error; otherwise ingest stops
+with one line naming the mapping key. Values are converted by the input's unit factor and
+checked: none negative, fractions (l2_hit_rate, achieved_occupancy) at most 1; a value out of
+range stops the ingest naming key, file and row. A value that is NULL or not finite (a
+division by zero gives inf or NaN) is *not stored*: that run has no such metric, as for an
+empty metric cell, and the report counts the runs that got each input
+(FileReport.inputs). A row refused outright would lose its other measurements; the mapping
+can still guard a division with CASE or NULLIF and decide itself. Inputs are stored as
+whole-run metrics (idx NULL) under their canonical names; a canonical name that is also the
+metric name of a file column is an error, unless the input is exactly that column with unit
+factor 1 (e.g. ``achieved_occupancy = { column = "achieved_occupancy", unit = "fraction" }``),
+in which case the one metric serves as both.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import re
 import stat
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +62,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from gpudb.db import GpudbError, atomic, first_row, whoami
-from gpudb.mapping import Mapping, Measure, file_kind
+from gpudb.mapping import FRACTION_INPUTS, Derived, Mapping, Measure, file_kind
 from gpudb.runs import (
     ensure_experiment,
     experiment_id,
@@ -95,6 +118,13 @@ class FileReport:
     runs_present: int = 0
     metrics_added: int = 0
     skipped_reason: str | None = None
+    # [inputs] name -> runs of the file that got a value (the others: NULL or not finite)
+    inputs: dict[str, int] = field(default_factory=dict)
+
+    def inputs_summary(self) -> str:
+        """'blocks 300, l2_hit_rate 298 (2 not stored)' for the inputs of the mapping."""
+        return ", ".join(f"{name} {n}" + (f" ({self.rows - n} not stored)" if n < self.rows
+                                          else "") for name, n in self.inputs.items())
 
 
 @dataclass
@@ -106,6 +136,10 @@ class _Staged:
     runs: str = ""  # temporary table of the file's run rows (see _stage_runs)
     # file column name -> its name in the registered view (positional: _c0, _c1, ...)
     sql: dict[str, str] = field(default_factory=dict)
+    # [inputs] name -> float64 values in file order (NULL: not stored)
+    inputs: dict[str, pa.Array] = field(default_factory=dict)
+    # inputs that are a metric column already (same name, same values): written once
+    inputs_as_metric: frozenset[str] = frozenset()
 
 
 def read_file(path: Path) -> pa.Table:
@@ -215,15 +249,15 @@ def _normalise(path: Path, table: pa.Table, required: set[str]) -> pa.Table:
 def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: str) -> _Staged:
     """Read and validate one file; register it as `view` (the columns gpudb reads, under
     positional names, see _Staged.sql) with a 1-based row column."""
-    table = read_file(path)
-    if table.num_rows == 0:
+    raw = read_file(path)
+    if raw.num_rows == 0:
         raise IngestError(f"{path}: no data rows")
-    _check_names(path, mapping, table.column_names)
+    _check_names(path, mapping, raw.column_names)
     mapped = mapping.mapped_columns()
-    candidates = {c for c in table.column_names if c not in mapped
+    candidates = {c for c in raw.column_names if c not in mapped
                   and c not in mapping.ignore and c not in mapping.text}
-    table = _normalise(path, table.select([c for c in table.column_names
-                                            if c in mapped or c in candidates]), mapped)
+    table = _normalise(path, raw.select([c for c in raw.column_names
+                                          if c in mapped or c in candidates]), mapped)
     sql = {c: f"_c{i}" for i, c in enumerate(table.column_names)}
     con.register(view, table.rename_columns(list(sql.values())).append_column(
         ROW, pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64))))
@@ -267,6 +301,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
             raise IngestError(f"{path}: columns {by_name[name]!r} and {column!r} would both be "
                               f"metric {name!r} ([metrics] rename/prefix of {mapping.path})")
         by_name[name] = column
+    inputs, as_metric = _stage_inputs(path, mapping, raw, by_name)
 
     positive = [mapping.core_mhz, mapping.mem_mhz, mapping.time]
     if mapping.n_sm is not None:
@@ -291,7 +326,169 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
             raise IngestError(f"{_where(path, hit[0], mapping.n_sm.column)}: {hit[1]!r} "
                               "is not a whole number of SMs")
 
-    return _Staged(path, "", table, metric_columns, sql=sql)
+    return _Staged(path, "", table, metric_columns, sql=sql, inputs=inputs,
+                   inputs_as_metric=as_metric)
+
+
+def _stage_inputs(path: Path, mapping: Mapping, raw: pa.Table, metrics: dict[str, str]
+                  ) -> tuple[dict[str, pa.Array], frozenset[str]]:
+    """Evaluate the mapping's [inputs] over the file (see the module docstring): their values
+    in file order, and the inputs that are the file's metric column of the same name.
+    `metrics` maps the file's metric names to their columns."""
+    if not mapping.inputs:
+        return {}, frozenset()
+    as_metric = set()
+    for name, derived in mapping.inputs.items():
+        column = metrics.get(name)
+        if column is None:
+            continue
+        if derived.column == column and derived.factor == 1.0:
+            as_metric.add(name)
+            continue
+        raise IngestError(f"{mapping.path}: [inputs] {name} would be stored under the name of "
+                          f"metric {name!r}, which column {column!r} of {path} already is; "
+                          "rename the column ([metrics] rename) or ignore it")
+    values = {}
+    with Expressions(path, mapping, raw) as exprs:
+        for name, derived in mapping.inputs.items():
+            values[name] = exprs.evaluate(derived)
+    for name, array in values.items():
+        bad = pc.less(array, 0.0)
+        reason = "must not be negative"
+        if name in FRACTION_INPUTS:
+            bad = pc.or_(bad, pc.greater(array, 1.0))
+            reason = "must be a fraction in [0, 1]"
+        index = pc.index(bad, True).as_py()
+        if index >= 0:
+            derived, value = mapping.inputs[name], array[index].as_py()
+            unit = ("" if derived.factor == 1.0
+                    else f" ({value / derived.factor!r} {derived.unit})")
+            line = f" (line {index + 2})" if path.suffix.lower() != ".parquet" else ""
+            raise IngestError(f"{mapping.path}: [inputs] {name} is {value!r}{unit} for row "
+                              f"{index + 1}{line} of {path}: {reason}")
+    return values, frozenset(as_metric)
+
+
+_NUMERIC_SQL = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE"}
+_MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
+
+
+class Expressions:
+    """Evaluates :class:`gpudb.mapping.Derived` values (a column or a DuckDB SQL expression)
+    over one data file, on its own in-memory DuckDB connection with external access disabled
+    and the configuration locked (module docstring). Use as a context manager.
+
+    The file's columns form the table ``data`` under their own names (a column is DOUBLE when
+    every non-empty cell is a finite number or it is numeric in Parquet, else as read);
+    `evaluate` returns one float64 per row in file order, converted by the unit factor, NULL
+    where the value is NULL or not finite. Errors name the mapping key and the file.
+    """
+
+    def __init__(self, path: Path, mapping: Mapping, table: pa.Table):
+        self.path, self.mapping, self.rows = path, mapping, table.num_rows
+        names = table.column_names
+        lower = Counter(n.lower() for n in names)
+        usable = [i for i, n in enumerate(names) if n and lower[n.lower()] == 1]
+        self.columns = {names[i] for i in usable}
+        self.left_out = [n for n in names if n not in self.columns]
+        self.row = ROW
+        while self.row.lower() in lower:
+            self.row += "_"
+        self.con = duckdb.connect(":memory:", config={
+            "enable_external_access": False, "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False, "lock_configuration": True})
+        try:
+            self._register(table, usable)
+        except BaseException:
+            self.con.close()
+            raise
+
+    def _register(self, table: pa.Table, usable: list[int]) -> None:
+        names = table.column_names
+        self.con.register("_gpudb_file", pa.table(
+            [table.column(i) for i in usable]
+            + [pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64))],
+            names=[f"_c{i}" for i in usable] + [ROW]))
+        text = [i for i in usable if names[i] not in self.mapping.text and (
+            pa.types.is_string(table.field(i).type)
+            or pa.types.is_large_string(table.field(i).type))]
+        bad = first_row(self.con.execute("SELECT " + ", ".join(
+            f"count(*) FILTER (WHERE {_bad_number(f'_c{i}', False)})" for i in text)
+            + " FROM _gpudb_file")) if text else []
+        numbers = {i for i, n in zip(text, bad, strict=True) if n == 0}
+        select = [(f"TRY_CAST(_c{i} AS DOUBLE)" if i in numbers else f"_c{i}")
+                  + f" AS {_ident(names[i])}" for i in usable]
+        select.append(f"{ROW} AS {_ident(self.row)}")
+        self.con.execute(f"CREATE TEMP VIEW data AS SELECT {', '.join(select)} FROM _gpudb_file")
+
+    def __enter__(self) -> Expressions:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.con.close()
+
+    def _why(self, column: str) -> str:
+        clash = [n for n in self.left_out if n.lower() == column.lower()]
+        if len(clash) > 1:
+            return (f" (columns {', '.join(map(repr, clash))} differ only in case, which SQL "
+                    "does not tell apart, so expressions cannot use them)")
+        return ""
+
+    def evaluate(self, derived: Derived) -> pa.Array:
+        where = f"{self.mapping.path}: {derived.key}"
+        what = f"column {derived.column!r}" if derived.column is not None else "expr"
+        if derived.column is not None and derived.column not in self.columns:
+            raise IngestError(f"{where}: {what} is not a column of {self.path}"
+                              f"{self._why(derived.column)}")
+        try:
+            rel = self.con.table("data").select(
+                duckdb.SQLExpression(derived.sql).alias("v"),
+                duckdb.ColumnExpression(self.row)).order(self.row)
+        except duckdb.Error as exc:
+            raise IngestError(self._explain(where, exc)) from None
+        if len(rel.columns) != 2:
+            raise IngestError(f"{where}: expr gives {len(rel.columns) - 1} values per row; "
+                              "it must give one number")
+        kind = str(rel.types[0])
+        if kind not in _NUMERIC_SQL and not kind.startswith("DECIMAL"):
+            raise IngestError(f"{where}: {what} gives {kind} values over {self.path}, "
+                              "not numbers")
+        try:
+            result = rel.to_arrow_table()
+        except duckdb.Error as exc:
+            raise IngestError(f"{where}: {what} fails on {self.path}: "
+                              f"{_first_line(exc)}") from None
+        if result.num_rows != self.rows:
+            raise IngestError(f"{where}: expr gives {result.num_rows} rows for the "
+                              f"{self.rows} of {self.path}; it must give one value per row")
+        values = pc.cast(result.column(0), pa.float64(), safe=False)
+        if derived.factor != 1.0:
+            values = pc.multiply(values, derived.factor)
+        values = pc.if_else(pc.is_finite(values), values, pa.scalar(None, pa.float64()))
+        return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+
+    def _explain(self, where: str, exc: duckdb.Error) -> str:
+        line = _first_line(exc)
+        missing = _MISSING_COLUMN.search(line)
+        if missing:
+            column = missing.group(1).replace('""', '"')
+            return (f"{where}: expr names column {column!r}, which {self.path} does not have"
+                    f"{self._why(column)}")
+        if isinstance(exc, duckdb.BinderException) and self.row in line and "GROUP BY" in line:
+            return (f"{where}: expr must give one value per row, not aggregate the file "
+                    "(sum, avg, count, ...)")
+        return f"{where}: cannot evaluate expr over {self.path}: {line}"
+
+
+def _ident(name: str) -> str:
+    """Quote an SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _num(measure: Measure, sql: dict[str, str]) -> str:
@@ -452,6 +649,8 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             stage.runs = f"_gpudb_runs_{i}"
             _stage_runs(con, mapping, stage, view, exp_id, now)
             report.rows = stage.table.num_rows
+            report.inputs = {name: len(values) - values.null_count
+                             for name, values in stage.inputs.items()}
             staged.append((report, stage, view))
         if not staged:
             return reports
@@ -464,7 +663,8 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
 
 
 def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str) -> pa.Table:
-    """Long-format (run_id, _new, name, value) rows of a staged file's metric columns.
+    """Long-format (run_id, _new, name, value) rows of a staged file's metric columns and
+    [inputs] (those not already a metric column).
 
     Built column-wise in Arrow rather than with SQL UNPIVOT: it costs about a fifth as much at
     a million rows, and the insert then reads Arrow like DuckDB's own bulk path.
@@ -478,10 +678,13 @@ def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str) -> pa.Table:
     # integers beyond 2**53 lose their last digits as DOUBLE (metric.value), like in SQL
     values = [pc.cast(parsed.column(sql[c]) if c in text else stage.table.column(c),
                       pa.float64(), safe=False) for c in stage.metric_columns]
-    rows, count = stage.table.num_rows, len(stage.metric_columns)
+    inputs = [n for n in stage.inputs if n not in stage.inputs_as_metric]
+    values += [pa.chunked_array([stage.inputs[n]]) for n in inputs]
+    rows, count = stage.table.num_rows, len(values)
     names = pa.DictionaryArray.from_arrays(
         pa.array(np.repeat(np.arange(count, dtype=np.int32), rows)),
-        pa.array([mapping.metric_name(c) for c in stage.metric_columns])).cast(pa.string())
+        pa.array([mapping.metric_name(c) for c in stage.metric_columns] + inputs)
+    ).cast(pa.string())
     return pa.table({
         "run_id": pa.chunked_array(ids.column("run_id").chunks * count),
         "_new": pa.chunked_array(ids.column("_new").chunks * count),
@@ -547,7 +750,7 @@ def _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host)
             report.runs_added = insert_runs(
                 con, f"SELECT {', '.join(RUN_COLUMNS)} FROM {stage.runs}").runs
             report.runs_present = report.rows - report.runs_added
-            if stage.metric_columns:
+            if stage.metric_columns or stage.inputs:
                 report.metrics_added = _write_metrics(con, mapping, stage, view,
                                                       report.runs_present > 0)
             con.execute(

@@ -25,6 +25,30 @@ A mapping is a TOML file (examples in fixtures/mappings/)::
     rename = { DRAMA = "dram_active" }
     prefix = ""                   # prepended to metric names not renamed
 
+    [inputs]                      # optional: the inputs of Wang & Chu's model (paper 003)
+    blocks = { column = "grid_blocks", unit = "count" }
+    l2_hit_rate = { expr = "100 * (1 - dram_reads / l2_reads)", unit = "%" }
+
+``[inputs]`` declares which of the file's columns (or which expression over them) hold the
+per-run inputs of Wang & Chu's model (gpudb.wangchu.KernelCounters). Its keys are exactly the
+canonical names in :data:`INPUTS`, each with its unit(s)::
+
+    gld_trans_per_warp   transactions/warp   global load + store transactions per warp
+    l2_hit_rate          fraction | %        L2 hit rate of those transactions (stored 0..1)
+    comp_inst_per_warp   instructions/warp   compute (non-memory) warp instructions per warp
+    shm_inst_per_warp    transactions/warp   shared-memory transactions per warp (0 if none)
+    blocks               count               thread blocks in the grid
+    warps_per_block      count               warps per block
+    achieved_occupancy   fraction | %        resident warps per SM / max warps per SM
+
+Each value is ``{ column = "name", unit = "..." }`` or ``{ expr = "<DuckDB SQL expression over
+the file's columns>", unit = "..." }`` (a :class:`Derived`). Ingest stores them as whole-run
+metrics under the canonical name (see gpudb.ingest for how expressions are evaluated, locked
+down, and what happens to values that are not finite). The columns an input reads still become
+metrics themselves unless [metrics] ignore lists them. An expression is parsed when the mapping
+is loaded (a syntax error is a mapping error); whether its columns exist is checked against
+each data file at ingest.
+
 Unknown keys are errors, so a typo cannot silently drop a column; so are values of the wrong
 type, empty column names, two columns renamed to one metric name, and (checked against each
 data file at ingest) names in ``ignore``, ``text`` and ``rename`` that match no column. Each
@@ -43,6 +67,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
+
 from gpudb.db import GpudbError
 
 # unit -> factor to the stored unit (ns, MHz, W, J)
@@ -50,6 +76,20 @@ TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 FREQ_UNITS = {"MHz": 1.0, "GHz": 1e3, "kHz": 1e-3}
 POWER_UNITS = {"W": 1.0, "mW": 1e-3}
 ENERGY_UNITS = {"J": 1.0, "mJ": 1e-3, "uJ": 1e-6}
+FRACTION_UNITS = {"fraction": 1.0, "%": 0.01}
+
+# [inputs]: the canonical names of Wang & Chu's model inputs (paper 003, the per-run fields of
+# gpudb.wangchu.KernelCounters) -> their units -> factor to the stored unit.
+INPUTS = {
+    "gld_trans_per_warp": {"transactions/warp": 1.0},
+    "l2_hit_rate": FRACTION_UNITS,
+    "comp_inst_per_warp": {"instructions/warp": 1.0},
+    "shm_inst_per_warp": {"transactions/warp": 1.0},
+    "blocks": {"count": 1.0},
+    "warps_per_block": {"count": 1.0},
+    "achieved_occupancy": FRACTION_UNITS,
+}
+FRACTION_INPUTS = frozenset(k for k, units in INPUTS.items() if units is FRACTION_UNITS)
 
 _SECTIONS = {
     "description": None,
@@ -58,6 +98,7 @@ _SECTIONS = {
     "run": {"suite", "source", "policy", "experiment"},
     "columns": {"kernel", "core_mhz", "mem_mhz", "time", "power", "energy", "n_sm"},
     "metrics": {"ignore", "text", "rename", "prefix"},
+    "inputs": set(INPUTS),
 }
 _GPU_REQUIRED = ("gpu_id", "name", "n_sm")
 MAX_MAPPING_BYTES = 1 << 20
@@ -74,6 +115,30 @@ class Measure:
     column: str
     unit: str
     factor: float
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A number per row of the data file: one column (``column``) or a DuckDB SQL expression
+    over the file's columns (``expr``), in ``unit``; ``factor`` converts it to gpudb's unit.
+    ``key`` names it in messages (e.g. "[inputs] blocks"). Evaluated by gpudb.ingest.
+
+    Used by [inputs] today; built so that a [columns] value could later be computed too
+    (e.g. ``time = { expr = "cycles / core_mhz", unit = "us" }``).
+    """
+    key: str
+    unit: str
+    factor: float
+    column: str | None = None
+    expr: str | None = None
+
+    @property
+    def sql(self) -> str:
+        """The value as an SQL expression over the file's columns (a column quoted as an
+        identifier, so any name works)."""
+        if self.column is not None:
+            return '"' + self.column.replace('"', '""') + '"'
+        return self.expr
 
 
 @dataclass(frozen=True)
@@ -97,6 +162,7 @@ class Mapping:
     text: frozenset[str] = field(default_factory=frozenset)
     rename: dict = field(default_factory=dict)
     prefix: str = ""
+    inputs: dict = field(default_factory=dict)  # canonical name -> Derived ([inputs])
 
     def mapped_columns(self) -> set[str]:
         """File columns consumed by the run row (not metrics)."""
@@ -233,6 +299,38 @@ def _measure(path: Path, key: str, value, units: dict[str, float], default_unit:
     return Measure(column, unit, units[unit])
 
 
+def _derived(path: Path, key: str, value, units: dict[str, float]) -> Derived:
+    """``{ column = "name", unit = "..." }`` or ``{ expr = "<SQL>", unit = "..." }``. The
+    expression is parsed here (by DuckDB's own parser, as one expression: no statement, no
+    list), so a syntax error is a mapping error; its columns are checked at ingest."""
+    if not isinstance(value, dict):
+        raise _fail(path, f"{key} must be {{ column = ..., unit = ... }} or "
+                          f"{{ expr = ..., unit = ... }}, not {_toml_type(value)}")
+    extra = set(value) - {"column", "expr", "unit"}
+    if extra:
+        raise _fail(path, f"unknown key {min(extra)!r} in {key}; expected 'column' or 'expr', "
+                          "and 'unit'")
+    if ("column" in value) == ("expr" in value):
+        raise _fail(path, f"{key} needs exactly one of 'column' and 'expr'")
+    if "unit" not in value:
+        raise _fail(path, f"{key} needs a 'unit' (one of {', '.join(map(repr, units))})")
+    unit = value["unit"]
+    if not isinstance(unit, str):
+        raise _fail(path, f"{key}: unit must be a string, not {_toml_type(unit)}")
+    if unit not in units:
+        raise _fail(path, f"{key}: unknown unit {unit!r}; use one of "
+                          f"{', '.join(map(repr, units))}")
+    if "column" in value:
+        return Derived(key, unit, units[unit], column=_column(path, key, value["column"]))
+    expr = _text(path, f"{key} expr", value["expr"])
+    try:
+        duckdb.SQLExpression(expr)
+    except duckdb.Error as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise _fail(path, f"{key}: expr is not one SQL expression: {detail}") from None
+    return Derived(key, unit, units[unit], expr=expr)
+
+
 def load_mapping(path: str | Path) -> Mapping:
     """Read and check a mapping file; raises MappingError naming the file and the bad key."""
     path = Path(path)
@@ -343,6 +441,8 @@ def load_mapping(path: str | Path) -> Mapping:
             raise _fail(path, f"[metrics] rename gives columns {by_name[name]!r} and "
                               f"{column!r} one metric name {name!r}")
         by_name[name] = column
+    inputs = {name: _derived(path, f"[inputs] {name}", value, INPUTS[name])
+              for name, value in doc.get("inputs", {}).items()}
     return Mapping(
         path=path,
         sha256=hashlib.sha256(raw).hexdigest(),
@@ -363,4 +463,5 @@ def load_mapping(path: str | Path) -> Mapping:
         text=text,
         rename=dict(rename),
         prefix=prefix,
+        inputs=inputs,
     )

@@ -7,8 +7,18 @@ cannot drift apart unnoticed.
 
 from __future__ import annotations
 
-from sqlalchemy import (JSON, BigInteger, Column, DateTime, Float, Integer, MetaData, Table,
-                        Text)
+from sqlalchemy import (
+    ARRAY,
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Float,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+)
 
 metadata = MetaData()
 
@@ -134,4 +144,21 @@ ingest_file = Table(
     Column("host", Text),
     Column("ingested_at", DateTime(timezone=True), nullable=False),
     Column("gpudb_version", Text, nullable=False),
+)
+
+# Wang & Chu's model parameters per GPU (schema/0007_calibration.sql, gpudb/calibrate.py).
+calibration = Table(
+    "calibration", metadata,
+    Column("calibration_id", Text, primary_key=True),
+    Column("gpu_id", Text, nullable=False),
+    Column("method", Text, nullable=False),
+    Column("parameter", Text, primary_key=True),
+    Column("value", Float, nullable=False),
+    Column("unit", Text, nullable=False),
+    Column("source_run_ids", ARRAY(Text)),
+    Column("fit_residual", Float),
+    Column("residual_unit", Text),
+    Column("n_points", Integer),
+    Column("note", Text),
+    Column("created_at", DateTime(timezone=True), nullable=False),
 )

@@ -29,11 +29,10 @@ Readings of the paper's ambiguous or apparently mistaken spots are collected in
 :class:`Readings` (defaults = the reading argued for in the comments, which for the regime
 conditions and eq. 11 is the paper's literal text) and explained where they are used.
 
-Left for later (issue 13): calibrating :class:`Calibration` by microbenchmarks on the simulator
-(pointer chase through DRAM/L2 at several core/memory ratios for eq. 4, streaming for ``dm_del``
-and ``inter_arr`` via eq. 3, shared-memory latency), storing it in a ``calibration`` table, the
-``pred_wangchu`` view and registry entry, mapping measured (nvprof) metrics and simulator counters
-onto :class:`KernelCounters`, the fitted (least-squares) variant, and accuracy on the 7x7 grid.
+Around it: :func:`predict_rows` evaluates the model over many base runs and targets at once (the
+SQL functions of :mod:`gpudb.predictors.wangchu` and the fit of :mod:`gpudb.wangchu_fit`);
+:mod:`gpudb.calibrate` measures :class:`Calibration` with the simulator's microbenchmarks; the
+view ``wangchu_input`` maps simulator counters and measured metrics onto :class:`KernelCounters`.
 """
 
 from __future__ import annotations
@@ -133,35 +132,39 @@ class KernelCounters:
     i_itrs: float | None = None   # shared transactions per warp per outer iteration (i_itr)
 
     def __post_init__(self):
+        # Fields may be scalars or equal-shaped arrays (one element per kernel/base run: the
+        # SQL function evaluates many base runs in one call).
         for name in ("gld_trans_per_warp", "blocks", "warps_per_block", "active_sms",
                      "warps_per_sm"):
-            if not getattr(self, name) > 0:
+            if not np.all(np.asarray(getattr(self, name), dtype=float) > 0):
                 raise ValueError(f"KernelCounters.{name} must be > 0 (the model divides by it "
                                  f"or needs global transactions), got {getattr(self, name)!r}")
-        if not 0.0 <= self.l2_hit_rate <= 1.0:
+        hr = np.asarray(self.l2_hit_rate, dtype=float)
+        if not np.all((hr >= 0.0) & (hr <= 1.0)):
             raise ValueError(f"l2_hit_rate must be a fraction in [0, 1], got {self.l2_hit_rate}")
 
     @property
-    def uses_shared(self) -> bool:
-        return self.shm_inst_per_warp > 0
+    def uses_shared(self):
+        """Whether section V-B applies (bool, or a bool array for array counters)."""
+        return np.asarray(self.shm_inst_per_warp, dtype=float) > 0
 
     @property
-    def outer_iterations(self) -> float:
+    def outer_iterations(self):
         # Section V-A: "o_itrs denotes the repeat times of one computation period and one global
         # memory transaction", so without shared memory a warp runs one period per transaction:
         # o_itrs = gld_trans per warp (then avr_comp * o_itrs is the warp's whole compute time).
         # With shared memory o_itr comes from "source code analysis" (Table IV); default 1.
         if self.o_itrs is not None:
-            return float(self.o_itrs)
-        return 1.0 if self.uses_shared else float(self.gld_trans_per_warp)
+            return np.asarray(self.o_itrs, dtype=float)
+        return np.where(self.uses_shared, 1.0, np.asarray(self.gld_trans_per_warp, dtype=float))
 
     @property
-    def inner_iterations(self) -> float:
+    def inner_iterations(self):
         # i_itrs "denotes the number of shared memory transactions within phase2" (section V-B),
         # one phase 2 per outer iteration: default = shared transactions per warp / o_itrs.
         if self.i_itrs is not None:
-            return float(self.i_itrs)
-        return self.shm_inst_per_warp / self.outer_iterations
+            return np.asarray(self.i_itrs, dtype=float)
+        return np.asarray(self.shm_inst_per_warp, dtype=float) / self.outer_iterations
 
 
 # --- Section IV: memory ----------------------------------------------------------------------
@@ -321,11 +324,10 @@ def regime(avr_comp, agl_lat, agl_del, counters: KernelCounters, sh_lat=0.0,
     avr_comp, agl_lat, agl_del = np.broadcast_arrays(
         np.asarray(avr_comp, dtype=float), np.asarray(agl_lat, dtype=float),
         np.asarray(agl_del, dtype=float))
-    a = counters.warps_per_sm
-    if counters.uses_shared:
-        infrequent = (avr_comp <= agl_del) & (
-            avr_comp + sh_lat <= agl_del * (a - counters.warps_per_block))
-        return np.where(infrequent, SHARED_INFREQUENT, SHARED_INTENSIVE)
+    a = np.asarray(counters.warps_per_sm, dtype=float)
+    infrequent = (avr_comp <= agl_del) & (
+        avr_comp + sh_lat <= agl_del * (a - counters.warps_per_block))
+    shared = np.where(infrequent, SHARED_INFREQUENT, SHARED_INTENSIVE)
     compute_side = avr_comp >= agl_del                                  # 8a / 14a
     compute = avr_comp * (a - 1) >= agl_lat                             # 8b
     if readings.memory_conditions == "paper":
@@ -335,9 +337,10 @@ def regime(avr_comp, agl_lat, agl_del, counters: KernelCounters, sh_lat=0.0,
     else:
         raise ValueError(f"memory_conditions must be 'paper' or 'swapped', "
                          f"got {readings.memory_conditions!r}")
-    return np.select(
+    plain = np.select(
         [compute_side & compute, compute_side, memory],
         [COMPUTE, FEW_WARPS_LONG, MEMORY], default=FEW_WARPS_SHORT)
+    return np.where(counters.uses_shared, shared, plain)
 
 
 def t_active_cycles(counters: KernelCounters, cal: Calibration, core_mhz, mem_mhz,
@@ -349,28 +352,28 @@ def t_active_cycles(counters: KernelCounters, cal: Calibration, core_mhz, mem_mh
     core, mem = np.broadcast_arrays(np.asarray(core_mhz, dtype=float),
                                     np.asarray(mem_mhz, dtype=float))
     agl_lat, agl_del = amat(cal, counters.l2_hit_rate, core, mem, readings)
-    avr = np.broadcast_to(
+    avr, agl_lat, agl_del = np.broadcast_arrays(
         avr_comp_cycles(cal, counters.comp_inst_per_warp, counters.gld_trans_per_warp),
-        core.shape)
+        agl_lat, agl_del)
     a, wpb, o = counters.warps_per_sm, counters.warps_per_block, counters.outer_iterations
     which = regime(avr, agl_lat, agl_del, counters, cal.sh_lat, readings)
-    if counters.uses_shared:
+    # Every regime's time is computed and the chosen one kept: with array counters different
+    # base runs sit in different regimes.
+    with np.errstate(divide="ignore", invalid="ignore"):
         times = {
             SHARED_INFREQUENT: t_active_shared_infrequent(
                 avr, agl_lat, agl_del, a, counters.gld_trans_per_warp),
             SHARED_INTENSIVE: t_active_shared_intensive(
-                avr, agl_lat, agl_del, cal.sh_lat, a, wpb, counters.gld_trans_per_warp / o,
+                avr, agl_lat, agl_del, cal.sh_lat, a, wpb,
+                np.asarray(counters.gld_trans_per_warp, dtype=float) / o,
                 counters.inner_iterations, o)[0],
-        }
-    else:
-        times = {
             COMPUTE: t_active_compute(avr, agl_lat, a, o),
             MEMORY: t_active_memory(avr, agl_lat, agl_del,
                                     wpb if readings.eq11_warps == "wpb" else a, o),
             FEW_WARPS_SHORT: t_active_few_warps_short(avr, agl_lat, agl_del, a, o),
             FEW_WARPS_LONG: t_active_few_warps_long(avr, agl_lat, a, o),
         }
-    t = np.full(core.shape, np.nan)
+    t = np.full(which.shape, np.nan)
     for name, value in times.items():
         t = np.where(which == name, value, t)
     return t, which
@@ -389,3 +392,73 @@ def predict_time_ns(counters: KernelCounters, calibration: Calibration, core_mhz
     cycles = t_exec_cycles(t_active, counters, readings)
     ns = cycles / np.broadcast_to(np.asarray(core_mhz, dtype=float), cycles.shape) * 1e3
     return (ns, which) if return_regime else ns
+
+
+# --- Rows: the model over many base runs and targets at once (the SQL function, the fit) ---
+
+# The arguments of predict_rows and of the SQL functions, in order: the counters of
+# KernelCounters, then the Calibration parameters the prediction uses (inter_arr only
+# calibrates, eq. 2), then the target clocks.
+COUNTER_ARGS = ("gld_trans_per_warp", "l2_hit_rate", "comp_inst_per_warp", "shm_inst_per_warp",
+                "blocks", "warps_per_block", "active_sms", "warps_per_sm")
+CALIBRATION_ARGS = ("dm_lat_slope", "dm_lat_intercept", "dm_del", "l2_lat", "l2_del", "sh_lat",
+                    "inst_cycle")
+ARGS = (*COUNTER_ARGS, *CALIBRATION_ARGS, "target_core_mhz", "target_mem_mhz")
+
+
+def _valid(c: dict[str, np.ndarray]) -> np.ndarray:
+    """Rows the model can take: positive launch and occupancy, global transactions (or none at
+    all, see :func:`t_active_no_global`), a hit rate in [0, 1] where there are transactions,
+    finite non-negative instructions and parameters."""
+    ok = np.ones(len(c["blocks"]), dtype=bool)
+    for name in ("blocks", "warps_per_block", "active_sms", "warps_per_sm", "target_core_mhz",
+                 "target_mem_mhz"):
+        ok &= np.isfinite(c[name]) & (c[name] > 0)
+    for name in ("gld_trans_per_warp", "comp_inst_per_warp", "shm_inst_per_warp",
+                 *CALIBRATION_ARGS):
+        ok &= np.isfinite(c[name]) & (c[name] >= 0)
+    ok &= (c["gld_trans_per_warp"] > 0) | _no_global(c)
+    with np.errstate(invalid="ignore"):
+        ok &= ((c["l2_hit_rate"] >= 0) & (c["l2_hit_rate"] <= 1)) | _no_global(c)
+    return ok
+
+
+def _no_global(c: dict[str, np.ndarray]) -> np.ndarray:
+    return ((c["gld_trans_per_warp"] == 0) & (c["shm_inst_per_warp"] == 0)
+            & (c["comp_inst_per_warp"] > 0))
+
+
+def t_active_no_global(inst_cycle, comp_inst_per_warp, n_aw):
+    """gpudb's limit of eq. 9 for a kernel without global transactions, which the paper's
+    equations divide by (eq. 7): such a kernel is compute-dominated (8a holds for any agl_del)
+    and eq. 9's ``avr_comp * #Aw * o_itrs`` is ``inst_cycle * comp_inst * #Aw`` whatever the
+    number of transactions (o_itrs = gld_trans); the ``agl_lat`` of one transaction is left out
+    because there is none. Core cycles."""
+    return np.asarray(inst_cycle) * comp_inst_per_warp * n_aw
+
+
+def predict_rows(columns: dict[str, np.ndarray], return_regime: bool = False,
+                 readings: Readings = PAPER):
+    """The model over rows of equal-length arrays named as :data:`ARGS`: (time ns, valid
+    mask[, regime names]); invalid rows' values are NaN (regime '')."""
+    ok = _valid(columns)
+    none = ok & _no_global({k: np.nan_to_num(v) for k, v in columns.items()})
+    full = ok & ~none
+    v = {k: a[full] for k, a in columns.items()}
+    ns = np.full(len(ok), np.nan)
+    which = np.full(len(ok), "", dtype=object)
+    if full.any():
+        counters = KernelCounters(**{k: v[k] for k in COUNTER_ARGS})
+        cal = Calibration(**{k: v[k] for k in CALIBRATION_ARGS}, inter_arr=0.0)
+        t, r = predict_time_ns(counters, cal, v["target_core_mhz"], v["target_mem_mhz"],
+                               return_regime=True, readings=readings)
+        ns[full], which[full] = t, r
+    if none.any():
+        z = {k: a[none] for k, a in columns.items()}
+        rounds = z["warps_per_block"] * z["blocks"] / (z["warps_per_sm"] * z["active_sms"])
+        if readings.whole_rounds:
+            rounds = np.ceil(rounds)
+        cycles = t_active_no_global(z["inst_cycle"], z["comp_inst_per_warp"],
+                                    z["warps_per_sm"]) * rounds
+        ns[none], which[none] = cycles / z["target_core_mhz"] * 1e3, COMPUTE
+    return (ns, ok, which) if return_regime else (ns, ok)

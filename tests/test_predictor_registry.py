@@ -35,7 +35,8 @@ def test_registry_names_and_udfs():
     assert names()[:2] == ("proportional", "stall") and names()[-1] == "wu"
     assert "wu" not in names(replayable=True) and "crisp" in names(replayable=True)
     assert {u.name for u in udfs()} == {"predict_linear", "predict_crisp", "predict_critbw",
-                                        "predict_crisp_gpudb", "predict_wu"}
+                                        "predict_crisp_gpudb", "predict_wu", "wangchu_time_ns",
+                                        "wangchu_regime"}
     with pytest.raises(ValueError, match="unknown predictor 'nope'"):
         get("nope")
 

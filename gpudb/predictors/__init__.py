@@ -42,6 +42,8 @@ class Predictor:
     without a formula (a learned model evaluated in SQL) is not replayed by controllers.
     plain_sql: the formula in plain SQL over prediction_input, the reference `gpudb bench`
     times the UDF view against. order: its place in tables (the papers' models first).
+    union: whether the ``prediction`` view takes its view's rows as they are (False for Wu et
+    al.'s, which 50_prediction.sql adds with the current-model filter).
     """
     name: str
     title: str
@@ -54,6 +56,7 @@ class Predictor:
     plain_sql: str | None = None
     paper_000_mape_pct: float | None = None
     paper_000_edp_saving_pct: float | None = None
+    union: bool = True
 
     @property
     def view(self) -> str:

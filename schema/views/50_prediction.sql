@@ -6,8 +6,8 @@
 -- clock included. One row per predictor, sample and target setting.
 CREATE OR REPLACE VIEW prediction AS
 WITH analytic AS (
-    -- gpudb.db writes here "SELECT * FROM pred_<name>" for every registered predictor with a
-    -- formula (gpudb/predictors), joined by UNION ALL
+    -- gpudb.db writes here "SELECT * FROM pred_<name>" for every registered predictor
+    -- (gpudb/predictors) but Wu et al.'s, joined by UNION ALL
     {analytic_predictions}
 ),
 -- in_training: whether the sample's kernel trained the model (Wu et al.); NULL for the

@@ -555,6 +555,35 @@ def _store_fits(con: duckdb.DuckDBPyConnection, gpu_id: str, method: str,
 _FILE_KEYS = {"value", "unit", "fit_residual", "residual_unit", "n_points", "note"}
 
 
+def eq4_points(con: duckdb.DuckDBPyConnection, gpu_id: str) -> tuple[list[str], list[tuple]]:
+    """Eq. 4's data behind the GPU's latest microbenchmark calibration: each DRAM pointer-chase
+    run's latency per load in core cycles (total cycles / loads) at its core/memory ratio,
+    beside the fitted line and paper 003's GTX 980 line (222.78 x ratio + 277.32)."""
+    rows = con.execute("""
+        WITH cal AS (
+            SELECT * FROM wangchu_calibration WHERE gpu_id = $gpu AND method = 'microbenchmark'
+        ),
+        ids AS (
+            SELECT unnest(c.source_run_ids) AS run_id
+            FROM calibration AS c JOIN cal USING (calibration_id)
+            WHERE c.parameter = 'dm_lat_slope'
+        ),
+        chase AS (
+            SELECT r.run_id, r.core_mhz, r.mem_mhz, sum(i.cycles) / sum(i.gld_insts) AS latency
+            FROM ids JOIN run AS r USING (run_id) JOIN interval AS i USING (run_id)
+            GROUP BY ALL
+        )
+        SELECT h.core_mhz / h.mem_mhz AS core_mem_ratio, h.core_mhz, h.mem_mhz,
+               h.latency AS dm_lat_cycles,
+               cal.dm_lat_slope * h.core_mhz / h.mem_mhz + cal.dm_lat_intercept AS fitted_cycles,
+               $slope * h.core_mhz / h.mem_mhz + $intercept AS paper_gtx980_cycles
+        FROM chase AS h CROSS JOIN cal
+        ORDER BY 1, 2""", {"gpu": gpu_id, "slope": PAPER_GTX980["dm_lat_slope"],
+                           "intercept": PAPER_GTX980["dm_lat_intercept"]}).fetchall()
+    return (["core_mem_ratio", "core_mhz", "mem_mhz", "dm_lat_cycles", "fitted_cycles",
+             "paper_gtx980_cycles"], rows)
+
+
 def read_calibration_file(path: str | Path) -> list[ParameterFit]:
     """Parameters from a TOML file of ``parameter = { value = ..., unit = "..." }`` tables
     (optional keys: fit_residual, residual_unit, n_points, note), in :data:`UNITS`; any

@@ -472,7 +472,8 @@ def merge(obj: Context, source):
     is opened read-only with external access disabled, so its stored views cannot touch files.
     It is checked whole first and refused, with nothing written, if it holds what ingest
     would refuse or a run this database holds with different contents. Control results, Wu
-    models and materialised predictions are not merged: recompute them here.
+    models, Wang & Chu calibrations and materialised predictions are not merged: recompute
+    them here (a calibration measured elsewhere: gpudb calibrate --from-file).
 
     Example:
 
@@ -494,7 +495,9 @@ def merge(obj: Context, source):
     left = ", ".join(t if n is None else f"{t} ({n} row{'' if n == 1 else 's'})"
                      for t, n in report.not_merged.items() if n != 0)
     if left:
-        click.echo(f"not merged (computed from runs: recompute them here): {left}")
+        click.echo(f"not merged (computed from runs, or in calibration's case measured or "
+                   f"fitted for one GPU: recompute them here, or load a calibration file with "
+                   f"gpudb calibrate --from-file): {left}")
 
 
 @cli.command()
@@ -1096,6 +1099,15 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
     click.echo(f"calibration_id {report.calibration_id} ({report.gpu_id}, {report.method}; "
                f"{summary}; {report.seconds:.1f} s)", err=fmt != "table")
     output_rows(*report.table(), fmt)
+    if report.method == "microbenchmark" and fmt == "table":
+        con = obj.connect(read_only=True)
+        try:
+            columns, rows = cal.eq4_points(con, report.gpu_id)
+        finally:
+            con.close()
+        click.echo("\neq. 4, DRAM latency against core_f/mem_f: each pointer-chase run, the "
+                   "fitted line and paper 003's GTX 980 line (core cycles):")
+        output_rows(columns, rows, fmt)
 
 
 def _calibrate_simulated(obj: Context, gpu: str, baseline, seed: int, jobs: int):

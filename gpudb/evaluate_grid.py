@@ -40,8 +40,9 @@ def default_base(con: duckdb.DuckDBPyConnection, gpu: str) -> tuple[float, float
 
 
 def _cv_rows(con, gpu: str, suite: str | None, base: tuple[float, float], folds: int):
-    """(kernel ids, target core, target mem, cross-validated ape, regime-free) of Wang & Chu's
-    fitted variant, or None when it cannot be cross-validated (too few kernels, no scipy)."""
+    """(kernel ids, target core, target mem, cross-validated ape) of Wang & Chu's fitted
+    (anchored) variant, or None when it cannot be cross-validated (too few kernels, no
+    scipy)."""
     from gpudb import wangchu_fit
 
     try:
@@ -65,7 +66,8 @@ def grid_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
                 base: tuple[float, float], folds: int = 5) -> tuple[Table, Table, Table]:
     """(per predictor: MAPE over all targets, over core-only and memory-only targets, largest
     error, kernels, predictions, paper 003's figure; Wang & Chu's MAPE per target as a core x
-    memory table; per kernel: the model's regime at the base and each predictor's MAPE)."""
+    memory table; per kernel: the model's regime at the base (with the microbenchmark or file
+    calibration, else the fitted one) and each predictor's MAPE)."""
     params = {"gpu_id": gpu, "suite": suite, "base_mhz": str(base[0]),
               "base_mem_mhz": str(base[1])}
     rows = con.execute("""
@@ -94,9 +96,10 @@ def grid_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
           len({k for q, k, *_ in scored if q == p}), sum(1 for r in scored if r[0] == p),
           PAPER_003_MAPE_PCT if p == "wangchu" else None) for p in present])
     # the heat map (paper 003 figure 13) of the first Wang & Chu variant present
-    shown = next((p for p in ("wangchu", CV, "wangchu_fit") if p in present), None)
+    shown = next((p for p in ("wangchu", "wangchu_scaled", "wangchu_fit") if p in present),
+                 None)
     _, cells = run_query(con, "error_by_setting", {**params, "predictor": shown}) \
-        if shown and shown != CV else (None, [])
+        if shown else (None, [])
     mems = sorted({r[2] for r in cells if r[2] is not None})
     by = {(r[1], r[2]): r[3] for r in cells if r[1] is not None}
     heat = Table([f"{shown or 'wangchu'}_core_mhz"] + [f"mem_{m:g}_mhz_pct" for m in mems],
@@ -109,9 +112,10 @@ def grid_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
         FROM wangchu_input AS i
         JOIN wangchu_calibration AS c ON c.gpu_id = i.gpu_id
         WHERE i.gpu_id = $gpu_id AND i.core_mhz = $core AND i.mem_mhz = $mem
-          AND c.method IN ('microbenchmark', 'file')
+        -- the microbenchmark or file calibration (pred_wangchu's), else the fitted one
         QUALIFY row_number() OVER (PARTITION BY i.kernel_id
-                                   ORDER BY c.created_at DESC, i.run_id) = 1""",
+                                   ORDER BY c.method = 'least_squares', c.created_at DESC,
+                                            i.run_id) = 1""",
         {"gpu_id": gpu, "core": base[0], "mem": base[1]}).fetchall())
     kernels = sorted({k for _, k, *_ in scored})
     per_kernel = Table(

@@ -1,16 +1,26 @@
-"""Wang & Chu's model (paper 003) with its per-GPU parameters fitted to kernels' measured times:
-gpudb's variant for GPUs where nobody can run the microbenchmarks of section IV.
+"""Wang & Chu's model (paper 003) as gpudb uses it for DVFS: anchored at the base run's measured
+time, with its per-GPU parameters fitted to kernels' measured times (for GPUs where nobody can
+run the microbenchmarks of section IV).
 
-The model's structure stays the paper's (eq. 4-21, :mod:`gpudb.wangchu`); only the seven
-parameters the prediction uses (eq. 4's slope and intercept, dm_del, l2_lat, l2_del, sh_lat,
-inst_cycle; Table IV) are estimated, by non-linear least squares (scipy's trust-region
-reflective ``least_squares``) on the log of predicted over measured time, over every (core,
-memory) setting of each training kernel, from the kernel's counters at one base setting. The
-log keeps the fit relative (a long kernel weighs no more than a short one) and the parameters
-are fitted as logarithms, so they stay positive.
+*Anchored* (views ``pred_wangchu_scaled`` and ``pred_wangchu_fit``): the predicted time at a
+target is the base run's measured time times the model's ratio between target and base,
+``T(target) = T_measured(base) * T_model(target) / T_model(base)``, as the scaling predictors of
+papers 000 and 004 start from the measured base time. The paper's own use (view
+``pred_wangchu``) predicts the time itself; on gtx980 and the GTX 1080 Ti its error is mostly
+the absolute level at the base (README), which the ratio cancels.
 
-A parameter no training kernel's time depends on (sh_lat without a shared-memory kernel) keeps
-its starting value and is reported as not identified (its column of the Jacobian is zero).
+*Fitted*: the model's structure stays the paper's (eq. 4-21, :mod:`gpudb.wangchu`); only the
+seven parameters the prediction uses (eq. 4's slope and intercept, dm_del, l2_lat, l2_del,
+sh_lat, inst_cycle; Table IV) are estimated, by non-linear least squares (scipy's
+trust-region reflective ``least_squares``) on the log of anchored predicted over measured time,
+over every (core, memory) setting of each training kernel. The log keeps the fit relative (a
+long kernel weighs no more than a short one) and the parameters are fitted as logarithms, so
+they stay positive. Scaling all seven by one factor scales every time term and leaves every
+regime condition unchanged, so anchored predictions cannot see it: ``inst_cycle`` is held at
+its starting value (the microbenchmark's, else one cycle) to fix that scale, and the other six
+are fitted relative to it. A parameter no training kernel's time depends on (sh_lat without a
+shared-memory kernel) keeps its starting value and is reported as not identified (zero column
+of the Jacobian).
 
 :func:`train` fits and stores the parameters in table ``calibration`` (method
 'least_squares'), which view ``pred_wangchu_fit`` reads; :func:`cross_validate` fits on some
@@ -34,19 +44,24 @@ from gpudb.wangchu import CALIBRATION_ARGS, COUNTER_ARGS, GTX980_PUBLISHED, pred
 DEFAULT_START = {**{k: GTX980_PUBLISHED[k] for k in (
     "dm_lat_slope", "dm_lat_intercept", "dm_del", "l2_lat", "l2_del")},
     "sh_lat": 30.0, "inst_cycle": 1.0}
+SCALE = "inst_cycle"   # held at its start: it fixes the scale anchored predictions cannot see
+FREE = tuple(k for k in CALIBRATION_ARGS if k != SCALE)
 
 
 @dataclass
 class Rows:
     """Training or test rows: one per kernel and target setting, with the kernel's counters at
-    the base setting (arrays named as :data:`gpudb.wangchu.COUNTER_ARGS`), the target clocks,
-    the measured time there and the runs involved."""
+    the base setting (arrays named as :data:`gpudb.wangchu.COUNTER_ARGS`), the base clocks and
+    measured time, the target clocks, the measured time there and the runs involved."""
     kernel_id: np.ndarray
     counters: dict[str, np.ndarray]
     target_core_mhz: np.ndarray
     target_mem_mhz: np.ndarray
     actual_ns: np.ndarray
     run_ids: np.ndarray           # per row: the base run's and the target runs' ids
+    base_core_mhz: np.ndarray
+    base_mem_mhz: np.ndarray
+    base_ns: np.ndarray           # measured time of the base run
 
     @property
     def all_run_ids(self) -> list[str]:
@@ -58,15 +73,23 @@ class Rows:
     def subset(self, mask: np.ndarray) -> Rows:
         return Rows(self.kernel_id[mask], {k: v[mask] for k, v in self.counters.items()},
                     self.target_core_mhz[mask], self.target_mem_mhz[mask],
-                    self.actual_ns[mask], self.run_ids[mask])
+                    self.actual_ns[mask], self.run_ids[mask], self.base_core_mhz[mask],
+                    self.base_mem_mhz[mask], self.base_ns[mask])
 
-    def predict(self, params: dict[str, float]) -> np.ndarray:
-        """Predicted ns per row with these parameters (NaN where the model cannot)."""
+    def _model(self, params: dict[str, float], core: np.ndarray, mem: np.ndarray) -> np.ndarray:
         n = len(self)
         columns = {**self.counters, **{k: np.full(n, float(params[k])) for k in CALIBRATION_ARGS},
-                   "target_core_mhz": self.target_core_mhz,
-                   "target_mem_mhz": self.target_mem_mhz}
+                   "target_core_mhz": core, "target_mem_mhz": mem}
         return predict_rows(columns)[0]
+
+    def predict(self, params: dict[str, float], anchored: bool = True) -> np.ndarray:
+        """Predicted ns per row with these parameters (NaN where the model cannot): anchored
+        at the base run's measured time (default), or the model's own time."""
+        at_target = self._model(params, self.target_core_mhz, self.target_mem_mhz)
+        if not anchored:
+            return at_target
+        return self.base_ns * at_target / self._model(params, self.base_core_mhz,
+                                                      self.base_mem_mhz)
 
 
 def load_rows(con: duckdb.DuckDBPyConnection, gpu_id: str, base_core_mhz: float,
@@ -84,7 +107,7 @@ def load_rows(con: duckdb.DuckDBPyConnection, gpu_id: str, base_core_mhz: float,
         )
         SELECT b.kernel_id, {', '.join('b.' + c for c in COUNTER_ARGS)},
                t.core_mhz, t.mem_mhz, avg(t.time_ns), list(DISTINCT b.run_id),
-               list(t.run_id)
+               list(t.run_id), b.time_ns
         FROM base AS b
         JOIN wangchu_input AS t
           ON t.gpu_id = b.gpu_id AND t.kernel_id = b.kernel_id
@@ -105,7 +128,9 @@ def load_rows(con: duckdb.DuckDBPyConnection, gpu_id: str, base_core_mhz: float,
     result = Rows(np.array(cols[0], dtype=object),
                   {c: np.array(cols[1 + i], dtype=float) for i, c in enumerate(COUNTER_ARGS)},
                   np.array(cols[k + 1], dtype=float), np.array(cols[k + 2], dtype=float),
-                  np.array(cols[k + 3], dtype=float), run_ids)
+                  np.array(cols[k + 3], dtype=float), run_ids,
+                  np.full(len(rows), float(base_core_mhz)), np.full(len(rows), float(base_mem_mhz)),
+                  np.array(cols[k + 6], dtype=float))
     usable = np.isfinite(result.predict(DEFAULT_START))
     return result.subset(usable)
 
@@ -113,8 +138,8 @@ def load_rows(con: duckdb.DuckDBPyConnection, gpu_id: str, base_core_mhz: float,
 @dataclass
 class Fit:
     """Fitted parameters (core/memory cycles as in :class:`gpudb.wangchu.Calibration`), the
-    RMS of the fit's relative error (%), the number of rows and which parameters the data
-    constrains."""
+    RMS of the fit's relative error of anchored predictions (%), the number of rows and which
+    parameters the data constrains."""
     params: dict[str, float]
     rms_error_pct: float
     n_rows: int
@@ -130,10 +155,13 @@ def fit(rows: Rows, start: dict[str, float] | None = None, restarts: int = 4) ->
         raise GpudbError("fitting Wang & Chu's parameters needs scipy: pip install "
                          "'gpudb[ml]'") from None
     start = {k: max(float((start or DEFAULT_START)[k]), 1e-3) for k in CALIBRATION_ARGS}
-    x0 = np.log([start[k] for k in CALIBRATION_ARGS])
+    x0 = np.log([start[k] for k in FREE])
+
+    def params_at(x) -> dict[str, float]:
+        return {**dict(zip(FREE, np.exp(x).tolist(), strict=True)), SCALE: start[SCALE]}
 
     def residual(x):
-        pred = rows.predict(dict(zip(CALIBRATION_ARGS, np.exp(x), strict=True)))
+        pred = rows.predict(params_at(x))
         # a row the model cannot take at these parameters weighs as a factor-e error
         return np.where(np.isfinite(pred), np.log(pred / rows.actual_ns), 1.0)
 
@@ -141,15 +169,16 @@ def fit(rows: Rows, start: dict[str, float] | None = None, restarts: int = 4) ->
     # regime flips: the fit restarts from the start scaled by fixed random factors (x1/3 to
     # x3 per parameter, seeded, so a fit is reproducible) and keeps the lowest cost. A relative
     # finite-difference step of 1e-3 in log space steps over the kinks rather than into them.
-    offsets = np.random.default_rng(0).uniform(-np.log(3), np.log(3),
-                                               (restarts, len(CALIBRATION_ARGS)))
-    result = min((least_squares(residual, x, method="trf", diff_step=1e-3, max_nfev=2000)
+    # Where kernels leave a direction nearly flat the solver creeps along it for thousands of
+    # evaluations at a cost already ~1e-12; 300 evaluations per start bound that.
+    offsets = np.random.default_rng(0).uniform(-np.log(3), np.log(3), (restarts, len(FREE)))
+    result = min((least_squares(residual, x, method="trf", diff_step=1e-3, max_nfev=300)
                   for x in (x0, *(x0 + offsets))), key=lambda r: r.cost)
-    params = dict(zip(CALIBRATION_ARGS, np.exp(result.x).tolist(), strict=True))
+    params = params_at(result.x)
     pred = rows.predict(params)
     rel = (pred - rows.actual_ns) / rows.actual_ns
-    identified = {k: bool(np.any(np.abs(result.jac[:, i]) > 1e-9))
-                  for i, k in enumerate(CALIBRATION_ARGS)}
+    identified = {k: bool(np.any(np.abs(result.jac[:, i]) > 1e-9)) for i, k in enumerate(FREE)}
+    identified[SCALE] = False
     return Fit(params, float(np.sqrt(np.nanmean(rel ** 2)) * 100.0), len(rows), identified)
 
 
@@ -195,16 +224,19 @@ def train(con: duckdb.DuckDBPyConnection, gpu_id: str, base_core_mhz: float,
              else DEFAULT_START)
     result = fit(rows, start)
     trained = sorted(set(rows.kernel_id.tolist()))
-    note = (f"least squares on {len(trained)} kernels' times at {len(rows)} settings from "
-            f"base {base_core_mhz:g}/{base_mem_mhz:g} MHz: {', '.join(trained)}")
+    note = (f"least squares (anchored at the base's measured time) on {len(trained)} kernels' "
+            f"times at {len(rows)} settings from base {base_core_mhz:g}/{base_mem_mhz:g} MHz: "
+            f"{', '.join(trained)}")
     calibration_id = store_calibration(
         con, gpu_id, "least_squares", result.params,
         units={k: UNITS[k] for k in CALIBRATION_ARGS}, source_run_ids=rows.all_run_ids,
         fit_residuals={k: result.rms_error_pct for k in CALIBRATION_ARGS},
         residual_units={k: "% RMS time error" for k in CALIBRATION_ARGS},
         n_points={k: len(rows) for k in CALIBRATION_ARGS},
-        notes={k: note if result.identified[k] else note + "; not identified by these "
-               "kernels (kept at its starting value)" for k in CALIBRATION_ARGS})
+        notes={k: note if result.identified[k] else note + (
+            "; held at its starting value: it sets the scale, which anchored predictions "
+            "cannot see" if k == SCALE else "; not identified by these kernels (kept at its "
+            "starting value)") for k in CALIBRATION_ARGS})
     return calibration_id, result
 
 

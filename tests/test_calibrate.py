@@ -82,6 +82,27 @@ def test_eq4_comes_back_as_the_paper_fitted_it(gtx980):
     assert report.baseline == (1000.0, 1000.0)
 
 
+def test_eq4_points_recover_the_ratio_dependence(gtx980):
+    """The pointer-chase runs behind eq. 4 (what `gpudb calibrate` prints): one latency per
+    core/memory setting, rising with core_f/mem_f, within a cycle of the fitted line (the
+    simulator rounds each leg up to whole cycles) and within 1.5% of the paper's line."""
+    from gpudb.calibrate import eq4_points
+
+    path, _ = gtx980
+    con = gpudb.connect(path, read_only=True)
+    try:
+        columns, rows = eq4_points(con, "gtx980")
+    finally:
+        con.close()
+    at = {c: i for i, c in enumerate(columns)}
+    assert len(rows) == 21 and len({r[at["core_mem_ratio"]] for r in rows}) == 19
+    for r in rows:
+        assert abs(r[at["dm_lat_cycles"]] - r[at["fitted_cycles"]]) < 1.0
+        assert r[at["dm_lat_cycles"]] == pytest.approx(r[at["paper_gtx980_cycles"]], rel=0.015)
+    by_ratio = sorted((r[at["core_mem_ratio"]], r[at["dm_lat_cycles"]]) for r in rows)
+    assert by_ratio[0] == (0.4, 369.0) and by_ratio[-1] == (2.5, 841.0)
+
+
 def test_the_other_parameters(gtx980):
     """Each against the simulator's mechanism: L2 and shared memory are core-clocked fixed
     latencies; alu_only is bound by alu_width ALU warp instructions a cycle; a transaction of

@@ -244,7 +244,9 @@ def test_merge_reports_the_tables_it_does_not_copy(lab, tmp_path):
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert lines[0].startswith(f"merged {lab['source']}: 8 runs added, 0 already present")
-    assert lines[1].startswith("not merged (computed from runs: recompute them here): "
+    assert lines[1].startswith("not merged (computed from runs, or in calibration's case "
+                               "measured or fitted for one GPU: recompute them here, or load "
+                               "a calibration file with gpudb calibrate --from-file): "
                                "control_result (1 row), prediction_materialized (")
     assert "wu_model" not in lines[1]
 

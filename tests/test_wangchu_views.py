@@ -14,7 +14,7 @@ import gpudb
 from gpudb.calibrate import store_calibration
 from gpudb.cli import cli
 from gpudb.queries import run_query
-from gpudb.wangchu import Calibration, KernelCounters, predict_time_ns
+from gpudb.wangchu import GPUDB, Calibration, KernelCounters, predict_time_ns
 from gpudb.wangchu_fit import Rows, cross_validate, fit, mape_pct
 
 # Parameters stored as a 'file' calibration (the paper's GTX 980 values where it gives them,
@@ -85,10 +85,33 @@ def test_pred_wangchu_is_the_equations(grid_db):
         con.close()
     assert len(rows) == 49        # every (core, memory) P-state pair of gtx980's 7 x 7
     core, mem, ns = (np.array(c) for c in zip(*rows, strict=True))
-    expected = predict_time_ns(KernelCounters(**counters), Calibration(**PARAMS), core, mem)
+    # gpudb's readings of eq. 11 and conditions 10b/12b (gpudb.wangchu.GPUDB, README)
+    expected = predict_time_ns(KernelCounters(**counters), Calibration(**PARAMS), core, mem,
+                               readings=GPUDB)
     np.testing.assert_allclose(ns, expected, rtol=1e-12)
     # memory-bound: a slower memory clock is slower at the same core clock
     assert ns[(core == 1000) & (mem == 400)][0] > ns[(core == 1000) & (mem == 1000)][0]
+
+
+def test_pred_wangchu_scaled_is_the_measured_base_time_times_the_models_ratio(grid_db):
+    con = gpudb.connect(grid_db, read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT s.predicted_ns, w.predicted_ns, b.predicted_ns, r.time_ns, "
+            "s.target_core_mhz = s.base_core_mhz AND s.target_mem_mhz = s.base_mem_mhz "
+            "FROM pred_wangchu_scaled AS s JOIN run AS r USING (run_id) "
+            "JOIN pred_wangchu AS w ON w.run_id = s.run_id "
+            " AND w.target_core_mhz = s.target_core_mhz AND w.target_mem_mhz = s.target_mem_mhz "
+            "JOIN pred_wangchu AS b ON b.run_id = s.run_id "
+            " AND b.target_core_mhz = s.base_core_mhz AND b.target_mem_mhz = s.base_mem_mhz"
+        ).fetchall()
+    finally:
+        con.close()
+    assert len(rows) == 2 * 9 * 49
+    for scaled, model, model_base, measured_base, is_base in rows:
+        assert scaled == pytest.approx(measured_base * model / model_base, rel=1e-12)
+        if is_base:
+            assert scaled == pytest.approx(measured_base, rel=1e-12)
 
 
 def test_kernel_without_global_memory_is_compute_only(grid_db):
@@ -137,7 +160,8 @@ def test_error_by_setting_and_setting_error(grid_db):
 
 
 def _synthetic_rows(seed: int = 0) -> tuple[Rows, dict]:
-    """Rows whose 'measured' times are the model's own at known parameters (synthetic)."""
+    """Rows whose 'measured' times are the model's own at known parameters (synthetic), base
+    700/700 MHz."""
     rng = np.random.default_rng(seed)
     kernels, cols, core, mem = [], {}, [], []
     for k in range(12):
@@ -157,22 +181,34 @@ def _synthetic_rows(seed: int = 0) -> tuple[Rows, dict]:
     run_ids = np.empty(n, dtype=object)
     run_ids[:] = [[] for _ in range(n)]
     rows = Rows(np.array(kernels, dtype=object), {k: np.array(v) for k, v in cols.items()},
-                np.array(core, float), np.array(mem, float), np.ones(n), run_ids)
+                np.array(core, float), np.array(mem, float), np.ones(n), run_ids,
+                np.full(n, 700.0), np.full(n, 700.0), np.ones(n))
     truth = dict(dm_lat_slope=250.0, dm_lat_intercept=200.0, dm_del=8.0, l2_lat=180.0,
                  l2_del=2.0, sh_lat=40.0, inst_cycle=1.3)
-    rows.actual_ns = rows.predict(truth)
+    rows.actual_ns = rows.predict(truth, anchored=False)
+    rows.base_ns = rows._model(truth, rows.base_core_mhz, rows.base_mem_mhz)
     return rows, truth
 
 
-def test_least_squares_recovers_the_parameters():
+def test_least_squares_recovers_the_parameters_up_to_a_common_scale():
     rows, truth = _synthetic_rows()
     result = fit(rows)      # from the paper's GTX 980 values, not from the truth
+    # anchored predictions cannot see a factor common to all seven parameters (every time term
+    # scales with it, no regime condition changes): inst_cycle stays at its start (1.0) and the
+    # others come back in proportion to it
+    assert result.params["inst_cycle"] == 1.0 and not result.identified["inst_cycle"]
+    scale = result.params["inst_cycle"] / truth["inst_cycle"]
     for name, value in truth.items():
-        assert result.params[name] == pytest.approx(value, rel=1e-4), name
-    assert result.rms_error_pct < 1e-4 and all(result.identified.values())
+        assert result.params[name] / scale == pytest.approx(value, rel=1e-3), name
+    assert rows.predict({k: v * 2.5 for k, v in truth.items()}) == pytest.approx(rows.actual_ns)
+    assert result.rms_error_pct < 1e-3
+    assert all(v for k, v in result.identified.items() if k != "inst_cycle")
     predicted, fold = cross_validate(rows, folds=4)
     assert sorted(set(fold.tolist())) == [0, 1, 2, 3]
-    assert mape_pct(predicted, rows.actual_ns) < 1e-3
+    # nine training kernels' time ratios leave some parameters loosely determined (each fold
+    # fits its kernels exactly with, e.g., l2_lat up to 1.7x off), so the held-out kernels
+    # are predicted within 1% on average (0.49% measured), not exactly
+    assert mape_pct(predicted, rows.actual_ns) < 1.0
 
 
 def test_train_wangchu_stores_a_least_squares_calibration(grid_db, tmp_path):

@@ -1,8 +1,10 @@
 -- Wang & Chu's predicted time (paper 003 eq. 4-21, gpudb.predictors.wangchu) from each fixed
 -- run's counters (wangchu_input) to every (core, memory) P-state pair of its GPU, with the
--- GPU's parameters from its least-squares fit on training kernels' times (gpudb.wangchu_fit, method least_squares). One row per fixed run and target pair; whole runs only
--- (granularity 'run'); same SM count and CTA limit as the base run. No rows for a GPU without
--- such a calibration; NULL where the model cannot take the run's inputs.
+-- GPU's least-squares parameters (gpudb train wangchu), anchored at the base run's measured
+-- time as they were fitted: time_ns x model(target) / model(base) (gpudb.wangchu_fit).
+-- One row per fixed run and target pair; whole runs only (granularity 'run'); same SM count
+-- and CTA limit as the base run. No rows for a GPU without such a calibration; NULL where the
+-- model cannot take the run's inputs.
 CREATE OR REPLACE VIEW pred_wangchu_fit AS
 WITH cal AS (
     SELECT *
@@ -21,10 +23,16 @@ SELECT 'wangchu_fit' AS predictor, 'run' AS granularity, i.run_id, i.kernel_id, 
        i.core_mhz AS base_core_mhz, i.mem_mhz AS base_mem_mhz, i.n_sm AS base_n_sm,
        i.ctas_per_sm AS base_ctas_per_sm, i.interval_instructions,
        t.target_core_mhz, t.target_mem_mhz, i.n_sm AS target_n_sm,
-       wangchu_time_ns(i.gld_trans_per_warp, i.l2_hit_rate, i.comp_inst_per_warp,
-                       i.shm_inst_per_warp, i.blocks, i.warps_per_block, i.active_sms,
-                       i.warps_per_sm, c.dm_lat_slope, c.dm_lat_intercept, c.dm_del, c.l2_lat,
-                       c.l2_del, c.sh_lat, c.inst_cycle, t.target_core_mhz, t.target_mem_mhz)
+       i.time_ns * wangchu_time_ns(i.gld_trans_per_warp, i.l2_hit_rate, i.comp_inst_per_warp,
+                           i.shm_inst_per_warp, i.blocks, i.warps_per_block, i.active_sms,
+                           i.warps_per_sm, c.dm_lat_slope, c.dm_lat_intercept, c.dm_del,
+                           c.l2_lat, c.l2_del, c.sh_lat, c.inst_cycle, t.target_core_mhz,
+                           t.target_mem_mhz)
+           / wangchu_time_ns(i.gld_trans_per_warp, i.l2_hit_rate, i.comp_inst_per_warp,
+                           i.shm_inst_per_warp, i.blocks, i.warps_per_block, i.active_sms,
+                           i.warps_per_sm, c.dm_lat_slope, c.dm_lat_intercept, c.dm_del,
+                           c.l2_lat, c.l2_del, c.sh_lat, c.inst_cycle, i.core_mhz,
+                           i.mem_mhz)
            AS predicted_ns
 FROM wangchu_input AS i
 JOIN cal AS c ON c.gpu_id = i.gpu_id

@@ -4,7 +4,7 @@ Every code path opens a database through :func:`connect` (DuckDB) or :func:`engi
 (SQLAlchemy); both migrate the file when writable and register the Python UDFs.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 from gpudb.db import GpudbError, connect  # noqa: E402
 from gpudb.engine import engine  # noqa: E402

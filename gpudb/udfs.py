@@ -28,4 +28,5 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     for udf in udfs():
         if udf.name not in present:
             con.create_function(udf.name, udf.function, list(udf.params), udf.returns,
-                                type="arrow", side_effects=False)
+                                type="arrow", side_effects=False,
+                                null_handling=udf.null_handling)

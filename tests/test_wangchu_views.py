@@ -133,6 +133,23 @@ def test_kernel_without_global_memory_is_compute_only(grid_db):
     assert regime == "compute"
 
 
+def test_inputs_the_model_cannot_take_give_null(fresh_db):
+    """NULL in, NULL out; and NULL for inputs outside the model: shared-memory transactions
+    without any global one (eq. 17-21 divide by gld_trans), zero occupancy, a hit rate above 1.
+    The other rows of the same call keep their values."""
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        rows = con.execute("""
+            SELECT wangchu_time_ns(gld, hr, 100, shm, 30, 4, 16, aw,
+                                   222.78, 277.32, 9.31, 222, 1, 24, 1.5, 700, 700)
+            FROM (VALUES (40.0, 0.0, 0.0, 8.0), (NULL, 0.0, 0.0, 8.0), (0.0, 0.0, 5.0, 8.0),
+                         (40.0, 0.0, 0.0, 0.0), (40.0, 1.5, 0.0, 8.0)) AS t(gld, hr, shm, aw)
+            """).fetchall()
+    finally:
+        con.close()
+    assert rows[0][0] > 0 and [r[0] for r in rows[1:]] == [None, None, None, None]
+
+
 def test_error_by_setting_and_setting_error(grid_db):
     con = gpudb.connect(grid_db, read_only=True)
     try:

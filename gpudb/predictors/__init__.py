@@ -23,12 +23,17 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Udf:
-    """A SQL function gpudb registers on every connection (an Arrow UDF over numpy)."""
+    """A SQL function gpudb registers on every connection (an Arrow UDF over numpy).
+
+    null_handling: 'default' (DuckDB drops rows with a NULL argument and answers NULL; the
+    function must not return NULL) or 'special' (the function sees NULLs, as NaN through
+    :func:`as_float64`, and may return NULL itself, for inputs it cannot take)."""
     name: str
     function: Callable
     params: tuple[str, ...]
     returns: str
     doc: str
+    null_handling: str = "default"
 
 
 @dataclass(frozen=True)

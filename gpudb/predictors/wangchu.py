@@ -52,11 +52,12 @@ _SIGNATURE = ", ".join(ARGS)
 UDFS = (
     Udf("wangchu_time_ns", _time_udf, ("DOUBLE",) * len(ARGS), "DOUBLE",
         f"wangchu_time_ns({_SIGNATURE}): Wang & Chu's predicted kernel time (ns) at the target "
-        "clocks, paper 003 eq. 5-21; NULL where the model cannot take the inputs"),
+        "clocks, paper 003 eq. 5-21; NULL where the model cannot take the inputs",
+        null_handling="special"),
     Udf("wangchu_regime", _regime_udf, ("DOUBLE",) * len(ARGS), "VARCHAR",
         f"wangchu_regime({_SIGNATURE}): the case of paper 003 section V the model chooses "
         "(compute, memory, few_warps_short_comp, few_warps_long_comp, shared_infrequent, "
-        "shared_intensive)"),
+        "shared_intensive)", null_handling="special"),
 )
 
 PREDICTOR = Predictor(

@@ -204,6 +204,14 @@ A_EQ_XMEM = 43
 N_ACC = 44
 A_CLASS0 = A_STALL
 A_EQ0 = A_EQ_ACTIVE
+# Per-SM Equalizer counters (float64 ``se[n_sm, N_SE]``), summed over the interval's sample
+# cycles: the samples, then A_EQ_ACTIVE..A_EQ_XMEM in order (E_ACTIVE + k - A_EQ0).
+E_SAMPLES = 0
+E_ACTIVE = 1
+E_WAIT = 2
+E_XALU = 3
+E_XMEM = 4
+N_SE = 5
 
 # Return codes of advance().
 ST_BOUNDARY = 1
@@ -232,9 +240,10 @@ SmState = namedtuple("SmState", ["si", "wi", "done", "ci", "mi", "qrel", "rng"])
 """Per-SM state, first index the SM: scalars ``si`` (SI_*), warps ``wi`` (WI_*) and their
 scoreboard ``done`` (result cycle of each instruction), CTA slots ``ci`` (CI_*), MSHRs ``mi``
 (MI_*), store-queue release cycles ``qrel`` (-1 free), random streams ``rng``."""
-Counters = namedtuple("Counters", ["acc", "sg"])
-"""The interval's counters ``acc`` (A_*), and per SM ``sg``, the classification of its last
-processed idle cycle (A_CLASS0.., repeated for its skipped cycles by _flush)."""
+Counters = namedtuple("Counters", ["acc", "sg", "se"])
+"""The interval's counters ``acc`` (A_*), per SM ``sg``, the classification of its last
+processed idle cycle (A_CLASS0.., repeated for its skipped cycles by _flush), and per SM
+``se``, the interval's Equalizer counters (E_*; their sums over SMs are acc's A_EQ_*)."""
 
 # What one cycle's warp scheduler scan found (returned by _issue).
 Scan = namedtuple("Scan", [
@@ -451,7 +460,7 @@ def _flush(s, b, fp, sms, cnt):
     Equalizer samples every G_EQ_PERIOD cycles (paper 001 section IV): each multiple of the
     period inside the gap is one sample of the unchanged warp states.
     """
-    si, sg, acc = sms.si, cnt.sg, cnt.acc
+    si, sg, acc, se = sms.si, cnt.sg, cnt.acc, cnt.se
     a = si[s, SI_GAP]
     if b < a:
         return
@@ -462,8 +471,10 @@ def _flush(s, b, fp, sms, cnt):
     m = b // period - (a - 1) // period
     if m > 0:
         acc[A_EQ_SAMPLES] += m
+        se[s, E_SAMPLES] += m
         for k in range(A_EQ0, N_ACC):
             acc[k] += m * sg[s, k - A_CLASS0]
+            se[s, E_ACTIVE + k - A_EQ0] += m * sg[s, k - A_CLASS0]
     lead = si[s, SI_LEAD_UNTIL]
     if lead > a:
         acc[A_LEAD] += min(b + 1, lead) - a
@@ -895,7 +906,7 @@ def _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, sms, cnt)
     A cycle of an SM with no resident CTA is empty, in no class: it lasts as long as the SMs
     that still have work take, so it is neither computation nor memory.
     """
-    si, sg, acc = sms.si, cnt.sg, cnt.acc
+    si, sg, acc, se = sms.si, cnt.sg, cnt.acc, cnt.se
     n_iss = sc.n_iss
     empty = si[s, SI_N_CTAS] == 0
     idle = 0.0 if empty else (width - n_iss) / width
@@ -921,8 +932,10 @@ def _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, sms, cnt)
     if sample:
         acc[A_EQ_SAMPLES] += 1
         acc[A_EQ_ISSUED] += n_iss
+        se[s, E_SAMPLES] += 1
         for k in range(A_EQ0, N_ACC):
             acc[k] += sg[s, k - o0]
+            se[s, E_ACTIVE + k - A_EQ0] += sg[s, k - o0]
     if cls == A_LOAD_STALL:
         si[s, SI_LCP] += 1                     # adjusted LCP: load stalls add 1 cycle each
     if slot_rule == A_LOAD_STALL and not empty:
@@ -1040,13 +1053,17 @@ def initial_fill(gpu, prog, sms):
 
 
 @njit(cache=True, **_NO_REFCOUNT)
-def advance(boundary, skip, gpu, prog, sms, cnt):
-    """Simulate until ``boundary`` warp instructions have issued GPU-wide, or the kernel ends.
+def advance(boundary, cycle_end, skip, gpu, prog, sms, cnt):
+    """Simulate until ``boundary`` warp instructions have issued GPU-wide, cycle ``cycle_end``
+    is reached, or the kernel ends, whichever comes first.
 
-    The interval ends at the end of the first cycle in which the count reaches the boundary:
-    it may overshoot by at most G_ISSUE_WIDTH * n_sm - 1 instructions. Counters accumulate
-    into ``cnt.acc``; gi[GS_T] is left at the first cycle of the next interval (or the end).
-    Returns ST_BOUNDARY, ST_DONE or ST_DEADLOCK.
+    Work boundary: the interval ends at the end of the first cycle in which the count reaches
+    the boundary; it may overshoot by at most G_ISSUE_WIDTH * n_sm - 1 instructions. Cycle
+    boundary (BIG: none): the interval covers the cycles before ``cycle_end`` and nothing of
+    cycle_end itself; SMs asleep past it have their skipped cycles up to cycle_end - 1 counted
+    here, the rest in the next interval. Counters accumulate into ``cnt``; gi[GS_T] is left at
+    the first cycle of the next interval (or the end). Returns ST_BOUNDARY, ST_DONE or
+    ST_DEADLOCK.
     """
     fp, gi, si = gpu.fp, gpu.gi, sms.si
     n_sm = gi[GS_N_SM]
@@ -1055,6 +1072,13 @@ def advance(boundary, skip, gpu, prog, sms, cnt):
         for s in range(n_sm):
             if si[s, SI_NEXT] < t:
                 t = si[s, SI_NEXT]
+        if t >= cycle_end and t < BIG:
+            # Nothing happens before cycle_end: close the interval before any event of t.
+            for s in range(n_sm):
+                _flush(s, cycle_end - 1, fp, sms, cnt)
+            _end_interval(cycle_end, gpu, sms, cnt)
+            gi[GS_T] = cycle_end
+            return ST_BOUNDARY
         limit = min(gi[GS_CTA_LIMIT], gi[K_SLOTS])
         for s in range(n_sm):
             if si[s, SI_NEXT] == t:

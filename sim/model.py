@@ -12,6 +12,15 @@ that cycle all belong to interval k, so an interval overshoots its boundary by a
 issue_width * n_sm - 1 warp instructions (29 on gtx480, 0.03% of the default 100,000), and the
 next interval is short by the same amount; the boundaries themselves never drift.
 
+Epoch mode (``epoch_cycles=E``, for controllers that decide every E core cycles, as Equalizer
+does every 4096-cycle epoch, paper 001 section IV): interval k covers exactly the core cycles
+[t_k, t_k + E) from the cycle t_k at which it starts (t_0 = 0), the last one up to the kernel's
+end; every counter is the same as if the cycles had been stepped one by one. Each epoch row also
+carries ``row["sm_eq"]``, a float64 array (n_sm, 5) of the SM's Equalizer counters summed over
+the interval's sample cycles: samples, active, waiting, xalu, xmem warps (columns K.E_*). Their
+sums over SMs divided by n_sm are the row's eq_samples and eq_*_warps columns. sm_eq is for the
+controller only: it has no column and is not stored in the database.
+
 Counter conventions (paper 000 section 4 averages counters over the SMs of the power domain):
 cycle counters (``*_cycles``, ``miss_contributors``, ``eq_*``, ``active_warps_avg``) are per-SM
 values averaged over the active SMs; instruction and transaction counts are GPU-wide totals.
@@ -163,8 +172,9 @@ class SimResult:
 
 def run_id(gpu: GpuConfig, kernel: KernelSpec, core_mhz: float, mem_mhz: float, n_sm: int,
            ctas_per_sm: int | None, interval_instructions: int, seed: int,
-           policy: str = "fixed") -> str:
-    """Content hash of a run's inputs and SIM_VERSION (hex sha256)."""
+           policy: str = "fixed", epoch_cycles: int | None = None) -> str:
+    """Content hash of a run's inputs and SIM_VERSION (hex sha256). ``epoch_cycles`` enters
+    the hash only when set, so the ids of runs cut by instructions are unchanged."""
     payload = {
         "gpu": gpu.raw, "kernel": kernel.raw, "suite": kernel.suite,
         "core_mhz": float(core_mhz), "mem_mhz": float(mem_mhz), "n_sm": int(n_sm),
@@ -172,6 +182,8 @@ def run_id(gpu: GpuConfig, kernel: KernelSpec, core_mhz: float, mem_mhz: float, 
         "interval_instructions": int(interval_instructions), "seed": int(seed),
         "policy": policy, "sim_version": SIM_VERSION,
     }
+    if epoch_cycles is not None:
+        payload["epoch_cycles"] = int(epoch_cycles)
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -191,14 +203,24 @@ class Simulation:
     hardware's). seed: seeds the per-SM random streams (L1/L2 hits, DRAM channels).
     skip: skip cycles in which nothing can happen (counters are identical either way).
     reference: run the pure-Python execution of the same kernels (tiny cases only).
+    epoch_cycles: None cuts intervals by work (interval_instructions); an int E >= 1 cuts
+    them every E core cycles instead (epoch mode, see the module docstring; the instruction
+    boundary is then ignored, though interval_instructions still enters the run_id).
     """
 
     def __init__(self, gpu: GpuConfig | str, kernel: KernelSpec, core_mhz: float | None = None,
                  mem_mhz: float | None = None, n_sm: int | None = None,
                  ctas_per_sm: int | None = None,
                  interval_instructions: int = DEFAULT_INTERVAL_INSTRUCTIONS, seed: int = 0,
-                 skip: bool = True, reference: bool = False):
+                 skip: bool = True, reference: bool = False,
+                 epoch_cycles: int | None = None):
         self.gpu = gpu = load_gpu(gpu) if isinstance(gpu, str) else gpu
+        if epoch_cycles is not None:
+            if isinstance(epoch_cycles, bool) or int(epoch_cycles) != epoch_cycles \
+                    or epoch_cycles < 1:
+                raise ConfigError(f"epoch_cycles must be an integer >= 1, got {epoch_cycles!r}")
+            epoch_cycles = int(epoch_cycles)
+        self.epoch_cycles = epoch_cycles
         self.kernel = kernel
         self.n_sm = gpu.n_sm if n_sm is None else int(n_sm)
         check_run(gpu, kernel, self.n_sm, ctas_per_sm, interval_instructions)
@@ -264,6 +286,7 @@ class Simulation:
             self.si[:, col] = K.BIG
         self.sg = np.zeros((n, K.N_ACC - K.A_CLASS0))
         self.acc = np.zeros(K.N_ACC)
+        self.se = np.zeros((n, K.N_SE))
         n_w = self.slots * kern.warps_per_cta
         self.wi = np.zeros((n, n_w, K.N_WI), i64)
         self.done = np.zeros((n, n_w, n_inst), i64)
@@ -280,7 +303,7 @@ class Simulation:
         self.program = K.Program(self.pi, self.pf)
         self.sm_state = K.SmState(self.si, self.wi, self.done, self.ci, self.mi, self.qrel,
                                   self.rng)
-        self.counters = K.Counters(self.acc, self.sg)
+        self.counters = K.Counters(self.acc, self.sg, self.se)
         self.k.initial_fill(self.gpu_state, self.program, self.sm_state)
 
     def apply(self, setting: Setting) -> None:
@@ -315,9 +338,13 @@ class Simulation:
             return None
         t0 = int(self.gi[K.GS_T])
         self.acc[:] = 0.0
+        self.se[:] = 0.0
         self.chn[K.CH_BUSY] = 0.0
-        boundary = (self.idx + 1) * self.interval_instructions
-        status = self.k.advance(boundary, self.skip, self.gpu_state, self.program,
+        if self.epoch_cycles is None:
+            boundary, cycle_end = (self.idx + 1) * self.interval_instructions, K.BIG
+        else:
+            boundary, cycle_end = K.BIG, t0 + self.epoch_cycles
+        status = self.k.advance(boundary, cycle_end, self.skip, self.gpu_state, self.program,
                                 self.sm_state, self.counters)
         if status == K.ST_DEADLOCK:
             raise SimulationError(f"{self.kernel.kernel_id} on {self.gpu.name}: no event left "
@@ -328,6 +355,8 @@ class Simulation:
         if cycles == 0 and self.acc[K.A_INSTS] == 0:
             return None
         row = self._row(cycles)
+        if self.epoch_cycles is not None:
+            row["sm_eq"] = self.se.copy()
         self.rows.append(row)
         self.extra["crisp_compute_cycles"].append(self.acc[K.A_COMPUTE] / self.n_sm)
         self.extra["end_cycle"].append(int(self.gi[K.GS_T]))
@@ -392,7 +421,8 @@ class Simulation:
         policy = "fixed" if controller is None else controller.name
         key = policy if controller is None else getattr(controller, "run_key", policy)
         rid = run_id(self.gpu, self.kernel, start.core_mhz, start.mem_mhz, self.n_sm,
-                     self.requested_ctas, self.interval_instructions, self.seed, key)
+                     self.requested_ctas, self.interval_instructions, self.seed, key,
+                     self.epoch_cycles)
         return self._result(rid, start, policy)
 
     def _result(self, rid: str, start: Setting, policy: str) -> SimResult:
@@ -423,9 +453,10 @@ def simulate(gpu: GpuConfig | str, kernel: KernelSpec, core_mhz: float | None = 
              ctas_per_sm: int | None = None,
              interval_instructions: int = DEFAULT_INTERVAL_INSTRUCTIONS, seed: int = 0,
              controller: Controller | None = None, skip: bool = True,
-             reference: bool = False) -> SimResult:
+             reference: bool = False, epoch_cycles: int | None = None) -> SimResult:
     """Simulate ``kernel`` on ``gpu`` from the given setting (defaults: nominal clocks, all
-    SMs, the hardware CTA limit); with ``controller`` the setting may change per interval."""
+    SMs, the hardware CTA limit); with ``controller`` the setting may change per interval;
+    with ``epoch_cycles`` intervals are cut every that many core cycles."""
     sim = Simulation(gpu, kernel, core_mhz, mem_mhz, n_sm, ctas_per_sm, interval_instructions,
-                     seed, skip=skip, reference=reference)
+                     seed, skip=skip, reference=reference, epoch_cycles=epoch_cycles)
     return sim.run(controller)

@@ -85,7 +85,7 @@ def test_skipped_idle_cycles_are_split_exactly_at_the_epoch_boundary(gtx480, nam
     b = slow.run()
     assert a.intervals.drop(["run_id"]).equals(b.intervals.drop(["run_id"]))
     assert len(sim.rows) == len(slow.rows)
-    for x, y in zip(sim.rows, slow.rows):
+    for x, y in zip(sim.rows, slow.rows, strict=True):
         assert np.array_equal(x["sm_eq"], y["sm_eq"])
 
 
@@ -103,7 +103,7 @@ def test_epoch_mode_matches_the_pure_python_reference(gtx480):
     a, b = jit.run(), ref.run()
     assert a.intervals.equals(b.intervals) and a.run == b.run
     assert a.intervals.num_rows >= 3
-    for x, y in zip(jit.rows, ref.rows):
+    for x, y in zip(jit.rows, ref.rows, strict=True):
         assert np.array_equal(x["sm_eq"], y["sm_eq"])
 
 

@@ -117,7 +117,10 @@ SI_LCP_SLOT = 19       # the adjusted LCP with stalls weighted by idle issue slo
 SI_MSHR_OCC = 20       # cycles x MSHRs held by this interval's misses (miss to data return)
 SI_SQ_OCC = 21         # cycles x store-queue entries held by this interval's stores (to ack)
 SI_LAUNCHED = 22       # 1 if CTAs were launched on this SM at the start of the current cycle
-N_SI = 23
+SI_LIMIT = 23          # this SM's own CTA limit (sim.model's apply_sm_limits; default K_SLOTS):
+                       # unlike GS_CTA_LIMIT it pauses resident CTAs beyond it (paper 001 IV-B)
+SI_PAUSED = 24         # resident CTAs that are paused (counted in SI_N_CTAS too)
+N_SI = 25
 
 # Warp states.
 W_EMPTY = 0
@@ -125,6 +128,7 @@ W_ACTIVE = 1
 W_BARRIER = 2
 W_RETIRED = 3          # done issuing, results pending, CTA not yet complete
 W_LSU = 4              # last instruction still in the LSU
+W_PAUSED = 5           # W_ACTIVE in a paused CTA: not scheduled, not counted by Equalizer
 
 # Per-warp fields (int64 ``wi[n_sm, n_warps, N_WI]``); results in ``done[n_sm, n_warps, L]``.
 WI_ST = 0              # W_* state
@@ -140,7 +144,9 @@ CI_ST = 0              # 0 free, 1 running, 2 all warps retired, completing
 CI_LEFT = 1            # warps not yet retired
 CI_BAR = 2             # warps arrived at the current barrier
 CI_DONE = 3            # completion time (latest result of its warps)
-N_CI = 4
+CI_PAUSED = 4          # 1 if paused (per-SM CTA limit below the SM's active CTAs)
+CI_SEQ = 5             # its index in the grid (launch order)
+N_CI = 6
 # Per-MSHR fields (int64 ``mi[n_sm, n_mshr, N_MI]``); store queue: ``qrel[n_sm, entries]``.
 MI_REL = 0             # release (data return) cycle, -1 free
 MI_MISS = 1            # cycle of the L1 miss (or interval start)
@@ -344,6 +350,8 @@ def _launch(s, t, gpu, prog, sms):
     ci[s, c, CI_LEFT] = nwpc
     ci[s, c, CI_BAR] = 0
     ci[s, c, CI_DONE] = t
+    ci[s, c, CI_PAUSED] = 0
+    ci[s, c, CI_SEQ] = gi[GS_CTA_NEXT]
     for w in range(c * nwpc, (c + 1) * nwpc):
         wi[s, w, WI_ST] = W_ACTIVE
         wi[s, w, WI_PC] = prog.pi[PI_PH_START, 0]
@@ -360,9 +368,10 @@ def _launch(s, t, gpu, prog, sms):
 
 @njit(cache=True, inline=_INLINE)
 def _dispatch(s, t, gpu, prog, sms):
-    """Fill SM s up to the CTA limit (the limit only gates new launches). True if any."""
+    """Fill SM s up to the CTA limit (the GPU-wide limit only gates new launches; callers
+    launch only while the SM has no paused CTA). True if any."""
     gi, si = gpu.gi, sms.si
-    limit = min(gi[GS_CTA_LIMIT], gi[K_SLOTS])
+    limit = min(gi[GS_CTA_LIMIT], gi[K_SLOTS], si[s, SI_LIMIT])
     launched = False
     while si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
         _launch(s, t, gpu, prog, sms)
@@ -401,11 +410,80 @@ def _complete_ctas(s, t, gi, sms):
             ci[s, c, CI_ST] = 0
             for w in range(c * nwpc, (c + 1) * nwpc):
                 wi[s, w, WI_ST] = W_EMPTY
+            if ci[s, c, CI_PAUSED] == 1:
+                # its last warps left the LSU while it was paused
+                ci[s, c, CI_PAUSED] = 0
+                si[s, SI_PAUSED] -= 1
             si[s, SI_N_CTAS] -= 1
             gi[GS_CTAS_DONE] += 1
         elif ci[s, c, CI_DONE] < nxt:
             nxt = ci[s, c, CI_DONE]
     si[s, SI_CTA_EV] = nxt
+
+
+@njit(cache=True, inline=_INLINE)
+def _pause_excess(s, gi, sms):
+    """Pause SM s's most recently launched running CTAs until its active (unpaused) CTAs are
+    within SI_LIMIT (paper 001 section IV-B: the pause bit of their warps' instruction buffer
+    entries). Their W_ACTIVE warps become W_PAUSED: not scheduled, not counted as Equalizer's
+    active warps; barrier, LSU and retired warps keep their state (an instruction already in
+    the LSU completes). A CTA whose warps have all retired (completing) is not paused."""
+    si, wi, ci = sms.si, sms.wi, sms.ci
+    nwpc = gi[K_WPC]
+    while si[s, SI_N_CTAS] - si[s, SI_PAUSED] > si[s, SI_LIMIT]:
+        best = -1
+        for c in range(ci.shape[1]):
+            if (ci[s, c, CI_ST] == 1 and ci[s, c, CI_PAUSED] == 0
+                    and (best < 0 or ci[s, c, CI_SEQ] > ci[s, best, CI_SEQ])):
+                best = c
+        if best < 0:
+            return
+        ci[s, best, CI_PAUSED] = 1
+        si[s, SI_PAUSED] += 1
+        for w in range(best * nwpc, (best + 1) * nwpc):
+            if wi[s, w, WI_ST] == W_ACTIVE:
+                wi[s, w, WI_ST] = W_PAUSED
+
+
+@njit(cache=True, inline=_INLINE)
+def _unpause(s, limit, gi, sms):
+    """Unpause SM s's paused CTAs, earliest launched first, while its active CTAs are fewer
+    than ``limit``. True if any."""
+    si, wi, ci = sms.si, sms.wi, sms.ci
+    nwpc = gi[K_WPC]
+    any_ = False
+    while si[s, SI_PAUSED] > 0 and si[s, SI_N_CTAS] - si[s, SI_PAUSED] < limit:
+        best = -1
+        for c in range(ci.shape[1]):
+            if (ci[s, c, CI_ST] != 0 and ci[s, c, CI_PAUSED] == 1
+                    and (best < 0 or ci[s, c, CI_SEQ] < ci[s, best, CI_SEQ])):
+                best = c
+        ci[s, best, CI_PAUSED] = 0
+        si[s, SI_PAUSED] -= 1
+        for w in range(best * nwpc, (best + 1) * nwpc):
+            if wi[s, w, WI_ST] == W_PAUSED:
+                wi[s, w, WI_ST] = W_ACTIVE
+        any_ = True
+    return any_
+
+
+@njit(cache=True, inline=_INLINE)
+def _limit_sm(s, t, limit, gpu, prog, sms):
+    """SM s under its own CTA limit (paper 001 section IV-B): pause active CTAs beyond it;
+    while paused CTAs exist, a freed active slot unpauses one instead of asking the work
+    distributor for a new CTA; launch only with none paused. ``limit``: the GPU-wide one.
+    True if a CTA was unpaused or launched."""
+    gi, si = gpu.gi, sms.si
+    if si[s, SI_N_CTAS] - si[s, SI_PAUSED] > si[s, SI_LIMIT]:
+        _pause_excess(s, gi, sms)
+    lim = min(limit, si[s, SI_LIMIT])
+    woke = False
+    if si[s, SI_PAUSED] > 0 and si[s, SI_N_CTAS] - si[s, SI_PAUSED] < lim:
+        woke = _unpause(s, lim, gi, sms)
+    if (si[s, SI_PAUSED] == 0 and si[s, SI_N_CTAS] < lim
+            and gi[GS_CTA_NEXT] < gi[K_N_CTAS] and _dispatch(s, t, gpu, prog, sms)):
+        woke = True
+    return woke
 
 
 # --- Start of an SM's cycle: skipped cycles, returning requests -----------------------------
@@ -702,8 +780,10 @@ def _load_transaction(s, t, i, gpu, prog, sms, cnt):
     if si[s, SI_LSU_PEND] < 0:
         p = pf[PF_L1, i]
         if gi[K_FOOT] > 0:
-            # Resident warps' footprint beyond L1 capacity lowers the hit rate.
-            cap = fp[G_L1_BYTES] / (si[s, SI_N_CTAS] * gi[K_WPC] * gi[K_FOOT])
+            # Active warps' footprint beyond L1 capacity lowers the hit rate; a paused CTA
+            # touches no lines, so its data is evicted by the active ones (paper 001 III-A).
+            act = max(si[s, SI_N_CTAS] - si[s, SI_PAUSED], 1)
+            cap = fp[G_L1_BYTES] / (act * gi[K_WPC] * gi[K_FOOT])
             if cap < 1.0:
                 p *= cap
         si[s, SI_LSU_PEND] = 1 if _uniform(rng, s) < p else 0
@@ -1047,7 +1127,7 @@ def initial_fill(gpu, prog, sms):
     while more:
         more = False
         for s in range(gi[GS_N_SM]):
-            if si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
+            if si[s, SI_N_CTAS] < min(limit, si[s, SI_LIMIT]) and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
                 _launch(s, 0, gpu, prog, sms)
                 more = True
 
@@ -1090,8 +1170,12 @@ def advance(boundary, cycle_end, skip, gpu, prog, sms, cnt):
                 if t >= si[s, SI_CTA_EV]:
                     _complete_ctas(s, t, gi, sms)
                 si[s, SI_LAUNCHED] = 0
-                if si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
-                    si[s, SI_LAUNCHED] = 1 if _dispatch(s, t, gpu, prog, sms) else 0
+                if si[s, SI_PAUSED] == 0 and si[s, SI_N_CTAS] <= si[s, SI_LIMIT]:
+                    # nothing paused, nothing to pause (always so without per-SM limits)
+                    if si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
+                        si[s, SI_LAUNCHED] = 1 if _dispatch(s, t, gpu, prog, sms) else 0
+                else:
+                    si[s, SI_LAUNCHED] = 1 if _limit_sm(s, t, limit, gpu, prog, sms) else 0
         if gi[GS_CTAS_DONE] == gi[K_N_CTAS] and _drained(n_sm, si):
             for s in range(n_sm):
                 _flush(s, t - 1, fp, sms, cnt)

@@ -21,6 +21,23 @@ the interval's sample cycles: samples, active, waiting, xalu, xmem warps (column
 sums over SMs divided by n_sm are the row's eq_samples and eq_*_warps columns. sm_eq is for the
 controller only: it has no column and is not stored in the database.
 
+Per-SM CTA limits (for Equalizer's thread block allocation, paper 001 section IV-B):
+``Simulation.apply_sm_limits(limits)`` gives each SM its own CTA limit from the next cycle on,
+beside the Setting's GPU-wide ``ctas_per_sm`` (which still only gates new launches, as before).
+An SM whose active CTAs exceed its own limit pauses the excess, most recently launched first:
+their warps hold their state but are not scheduled and not counted in Equalizer's samples
+(eq_* columns, ``sm_eq``; paper 001 section IV-A: only unpaused warps count). While an SM has
+paused CTAs, a finishing CTA unpauses one (earliest launched first) instead of taking a new CTA
+from the grid; new CTAs launch only once none is paused and the active CTAs are below
+min(its limit, ctas_per_sm). A raised limit unpauses first, then launches. Resident CTAs never
+exceed the hardware slots. The L1 capacity term (kernels with an L1 footprint) counts active
+CTAs only: a paused CTA touches no lines, and reducing thread blocks to relieve the cache is
+what the pausing is for (paper 001 section III-A). ``active_warps_avg`` and ``occupancy`` still
+count resident warps, paused ones included (they hold their slots and registers). A controller
+sets them in ``run()`` through an optional ``decide_sm_limits(idx, row, limits)`` method. Runs
+that never set per-SM limits are unchanged, bit for bit, run ids included; a controller that
+sets them must have its own name or run_key, since the limits do not enter the run_id.
+
 Counter conventions (paper 000 section 4 averages counters over the SMs of the power domain):
 cycle counters (``*_cycles``, ``miss_contributors``, ``eq_*``, ``active_warps_avg``) are per-SM
 values averaged over the active SMs; instruction and transaction counts are GPU-wide totals.
@@ -143,6 +160,10 @@ class Controller(Protocol):
     setting it ran at, and returns the setting for the next interval. A controller may have a
     ``run_key`` (default: its name) that goes into the run_id in its place, so that two
     controllers shown under one name but deciding differently never share a run.
+
+    It may also have ``decide_sm_limits(idx, row, limits) -> tuple[int, ...] | None``, called
+    in ``Simulation.run`` after ``decide`` with the per-SM CTA limits in force (None: none
+    set); its answer goes to ``Simulation.apply_sm_limits`` (see the module docstring).
     """
 
     name: str
@@ -236,6 +257,7 @@ class Simulation:
                                self._cta_limit(ctas_per_sm))
         self._check(self.setting)
         self._allocate()
+        self.sm_limits: tuple[int, ...] | None = None
         self.idx = 0
         self.start_ns = 0.0
         self.pending_switch_ns = 0.0
@@ -280,6 +302,7 @@ class Simulation:
         self.gi[K.GS_CTA_LIMIT] = self.setting.ctas_per_sm
         self.gi[K.GS_N_SM] = n
         self.si = np.zeros((n, K.N_SI), i64)
+        self.si[:, K.SI_LIMIT] = self.slots
         self.si[:, K.SI_LSU_W] = -1
         self.si[:, K.SI_LSU_PEND] = -1
         for col in (K.SI_MSHR_NEXT, K.SI_SQ_NEXT, K.SI_CTA_EV):
@@ -330,6 +353,28 @@ class Simulation:
             self.gi[K.GS_CTA_LIMIT] = setting.ctas_per_sm
             self.si[:, K.SI_NEXT] = np.minimum(self.si[:, K.SI_NEXT], t)
         self.setting = setting
+
+    def apply_sm_limits(self, limits) -> None:
+        """Give each SM its own CTA limit from the next cycle on (one int >= 1 per active SM,
+        capped at the hardware's slots), or remove them all (None). An SM with more active CTAs
+        than its limit pauses the excess; see the module docstring. Costs no time."""
+        if limits is None:
+            new = None
+            col = np.full(self.n_sm, self.slots, np.int64)
+        else:
+            vals = list(limits)
+            if len(vals) != self.n_sm:
+                raise ConfigError(f"need {self.n_sm} per-SM CTA limits, got {len(vals)}")
+            for v in vals:
+                if isinstance(v, bool) or int(v) != v or v < 1:
+                    raise ConfigError(f"per-SM CTA limits must be integers >= 1, got {v!r}")
+            new = tuple(min(int(v), self.slots) for v in vals)
+            col = np.asarray(new, np.int64)
+        self.sm_limits = new
+        if not np.array_equal(self.si[:, K.SI_LIMIT], col):
+            t = int(self.gi[K.GS_T])
+            self.si[:, K.SI_LIMIT] = col
+            self.si[:, K.SI_NEXT] = np.minimum(self.si[:, K.SI_NEXT], t)
 
     def step(self) -> dict | None:
         """Simulate one interval; returns its row (interval columns, without run_id) or None
@@ -418,6 +463,9 @@ class Simulation:
                 break
             if controller is not None and not self.finished:
                 self.apply(controller.decide(row["idx"], row, self.setting))
+                per_sm = getattr(controller, "decide_sm_limits", None)
+                if per_sm is not None:
+                    self.apply_sm_limits(per_sm(row["idx"], row, self.sm_limits))
         policy = "fixed" if controller is None else controller.name
         key = policy if controller is None else getattr(controller, "run_key", policy)
         rid = run_id(self.gpu, self.kernel, start.core_mhz, start.mem_mhz, self.n_sm,

@@ -193,9 +193,10 @@ class SimResult:
 
 def run_id(gpu: GpuConfig, kernel: KernelSpec, core_mhz: float, mem_mhz: float, n_sm: int,
            ctas_per_sm: int | None, interval_instructions: int, seed: int,
-           policy: str = "fixed", epoch_cycles: int | None = None) -> str:
-    """Content hash of a run's inputs and SIM_VERSION (hex sha256). ``epoch_cycles`` enters
-    the hash only when set, so the ids of runs cut by instructions are unchanged."""
+           policy: str = "fixed", epoch_cycles: int | None = None,
+           core_headroom: float = 0.0) -> str:
+    """Content hash of a run's inputs and SIM_VERSION (hex sha256). ``epoch_cycles`` and
+    ``core_headroom`` enter the hash only when set, so the ids of other runs are unchanged."""
     payload = {
         "gpu": gpu.raw, "kernel": kernel.raw, "suite": kernel.suite,
         "core_mhz": float(core_mhz), "mem_mhz": float(mem_mhz), "n_sm": int(n_sm),
@@ -205,6 +206,8 @@ def run_id(gpu: GpuConfig, kernel: KernelSpec, core_mhz: float, mem_mhz: float, 
     }
     if epoch_cycles is not None:
         payload["epoch_cycles"] = int(epoch_cycles)
+    if core_headroom:
+        payload["core_headroom"] = float(core_headroom)
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -227,6 +230,10 @@ class Simulation:
     epoch_cycles: None cuts intervals by work (interval_instructions); an int E >= 1 cuts
     them every E core cycles instead (epoch mode, see the module docstring; the instruction
     boundary is then ignored, though interval_instructions still enters the run_id).
+    core_headroom: share above the GPU's highest core P-state that a setting may take (0: none).
+    Paper 001's SM "high" state is nominal + 15% (section IV-C), above gtx480's top P-state,
+    which is its nominal; there the core voltage rises linearly with the frequency from the
+    top P-state's (section V-A: "a linear change in voltage"), and the energy model uses it.
     """
 
     def __init__(self, gpu: GpuConfig | str, kernel: KernelSpec, core_mhz: float | None = None,
@@ -234,8 +241,11 @@ class Simulation:
                  ctas_per_sm: int | None = None,
                  interval_instructions: int = DEFAULT_INTERVAL_INSTRUCTIONS, seed: int = 0,
                  skip: bool = True, reference: bool = False,
-                 epoch_cycles: int | None = None):
+                 epoch_cycles: int | None = None, core_headroom: float = 0.0):
         self.gpu = gpu = load_gpu(gpu) if isinstance(gpu, str) else gpu
+        if not (isinstance(core_headroom, (int, float)) and 0.0 <= core_headroom <= 1.0):
+            raise ConfigError(f"core_headroom must be a share in [0, 1], got {core_headroom!r}")
+        self.core_headroom = float(core_headroom)
         if epoch_cycles is not None:
             if isinstance(epoch_cycles, bool) or int(epoch_cycles) != epoch_cycles \
                     or epoch_cycles < 1:
@@ -273,7 +283,19 @@ class Simulation:
         return min(int(ctas), self.slots)
 
     def _check(self, s: Setting) -> None:
-        check_setting(self.gpu, s.core_mhz, s.mem_mhz)
+        top = self.gpu.core_mhz[-1]
+        if top < s.core_mhz <= top * (1.0 + self.core_headroom) + 1e-9:
+            check_setting(self.gpu, top, s.mem_mhz)     # the memory clock still checked
+        else:
+            check_setting(self.gpu, s.core_mhz, s.mem_mhz)
+
+    def core_voltage(self, mhz: float) -> float:
+        """Core voltage (V) at ``mhz``: the P-state table's, and above the top P-state (with
+        core_headroom) the top's voltage scaled linearly with the frequency."""
+        top = self.gpu.core_mhz[-1]
+        if mhz > top:
+            return self.gpu.core_v[-1] * mhz / top
+        return self.gpu.core_voltage(mhz)
 
     def _allocate(self) -> None:
         g, kern, n = self.gpu, self.kernel, self.n_sm
@@ -441,7 +463,7 @@ class Simulation:
         background power of the memory P-state. Other: constant board power.
         """
         g, p, s = self.gpu, self.gpu.power, self.setting
-        v = g.core_voltage(s.core_mhz) / g.nominal_core_v
+        v = self.core_voltage(s.core_mhz) / g.nominal_core_v
         sm_nj = (row["instructions"] * p["inst_nj"] + row["alu_insts"] * p["alu_nj"]
                  + row["sfu_insts"] * p["sfu_nj"] + row["l1_accesses"] * p["l1_nj"]
                  + row["shared_transactions"] * p["shared_nj"])
@@ -470,7 +492,7 @@ class Simulation:
         key = policy if controller is None else getattr(controller, "run_key", policy)
         rid = run_id(self.gpu, self.kernel, start.core_mhz, start.mem_mhz, self.n_sm,
                      self.requested_ctas, self.interval_instructions, self.seed, key,
-                     self.epoch_cycles)
+                     self.epoch_cycles, self.core_headroom)
         return self._result(rid, start, policy)
 
     def _result(self, rid: str, start: Setting, policy: str) -> SimResult:
@@ -501,10 +523,13 @@ def simulate(gpu: GpuConfig | str, kernel: KernelSpec, core_mhz: float | None = 
              ctas_per_sm: int | None = None,
              interval_instructions: int = DEFAULT_INTERVAL_INSTRUCTIONS, seed: int = 0,
              controller: Controller | None = None, skip: bool = True,
-             reference: bool = False, epoch_cycles: int | None = None) -> SimResult:
+             reference: bool = False, epoch_cycles: int | None = None,
+             core_headroom: float = 0.0) -> SimResult:
     """Simulate ``kernel`` on ``gpu`` from the given setting (defaults: nominal clocks, all
     SMs, the hardware CTA limit); with ``controller`` the setting may change per interval;
-    with ``epoch_cycles`` intervals are cut every that many core cycles."""
+    with ``epoch_cycles`` intervals are cut every that many core cycles; ``core_headroom``
+    allows core clocks that far above the top P-state (see Simulation)."""
     sim = Simulation(gpu, kernel, core_mhz, mem_mhz, n_sm, ctas_per_sm, interval_instructions,
-                     seed, skip=skip, reference=reference, epoch_cycles=epoch_cycles)
+                     seed, skip=skip, reference=reference, epoch_cycles=epoch_cycles,
+                     core_headroom=core_headroom)
     return sim.run(controller)

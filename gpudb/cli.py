@@ -787,6 +787,75 @@ def accuracy(obj: Context, gpu, suite, base_mhz, base_mem_mhz, granularity, fold
 
 
 @evaluate.command()
+@click.option("--gpu", default="gtx480", show_default=True, callback=_gpu_name,
+              help="Simulated GPU (a shipped configuration).")
+@click.option("--suite", default="default", show_default=True,
+              help="Kernel suite: a shipped name or a suite file.")
+@click.option("--kernel", "kernels", multiple=True, help="Only this kernel (repeatable).")
+@click.option("--per-kernel", is_flag=True, help="Also print one row per kernel.")
+@click.option("--run/--no-run", "do_run", default=True, show_default=True,
+              help="Simulate the runs the database lacks first.")
+@output_options
+@click.pass_obj
+@friendly_errors
+def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, fmt):
+    """Equalizer (paper 001) against the static operating points: each kernel under
+    Equalizer in energy and performance mode (and with CTA control alone), and at nominal, SM
+    high/low and memory high/low (15% up or down), simulated where the database lacks them
+    (4096-cycle epochs; per-SM CTA limits with pausing; V/F one step per epoch by the SMs'
+    majority vote), then the stored query equalizer_vs_static: geometric-mean speedup and
+    energy change against nominal per kernel category and overall, the paper's figures beside
+    ours. The memory domain's power is not yet the paper's (README).
+
+    Example:
+
+        gpudb --db sim.duckdb evaluate equalizer --gpu gtx480 --suite default
+        gpudb --db sim.duckdb evaluate equalizer --kernel mem_stream --kernel compute_ilp
+    """
+    from gpudb.control.equalizer_loop import run_equalizer
+    from gpudb.queries import run_query
+    from sim.config import ConfigError, available, load_suite
+
+    if gpu not in available("gpus"):
+        raise GpudbError(f"{gpu!r} is not a simulator GPU ({', '.join(available('gpus'))}): "
+                         "Equalizer runs in the simulator's closed loop")
+    try:
+        suite_name = load_suite(suite).name
+    except ConfigError as exc:
+        raise GpudbError(str(exc)) from None
+    if do_run:
+        obj.require_writable("gpudb evaluate equalizer (simulating its runs)")
+        state = {"bar": None, "done": 0}
+
+        def progress(done, total):
+            if state["bar"] is None:
+                state["bar"] = click.progressbar(length=total, label="equalizer runs",
+                                                 file=sys.stderr, show_pos=True)
+                state["bar"].__enter__()
+            state["bar"].update(done - state["done"])
+            state["done"] = done
+
+        try:
+            run_equalizer(obj.path, gpu, suite, list(kernels) or None, progress=progress)
+        finally:
+            if state["bar"] is not None:
+                state["bar"].__exit__(None, None, None)
+    con = obj.connect(read_only=True)
+    try:
+        columns, rows = run_query(con, "equalizer_vs_static", {
+            "gpu_id": gpu, "suite": suite_name, "kernels": "each" if per_kernel else None})
+    finally:
+        con.close()
+    if not rows:
+        raise GpudbError(f"no Equalizer runs of suite {suite_name} on {gpu} in {obj.path}: "
+                         f"run gpudb --db {obj.path} evaluate equalizer --gpu {gpu}")
+    if fmt == "table":
+        click.echo(f"Equalizer and the static operating points against nominal, {gpu}, "
+                   f"suite {suite_name} (geometric means; 'all' over every kernel):")
+    output_rows(columns, rows, fmt)
+
+
+@evaluate.command()
 @evaluation_options
 @sweep_option
 @output_options

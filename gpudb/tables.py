@@ -87,6 +87,9 @@ run = Table(
     Column("objective", Text),
     Column("max_loss_pct", Float),
     Column("guard", Text),
+    # Equalizer's runs (migration 0008): epoch length in core cycles, and its mechanisms
+    Column("epoch_cycles", BigInteger),
+    Column("variant", Text),
 )
 
 _INTERVAL_DOUBLES = (

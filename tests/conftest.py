@@ -132,8 +132,10 @@ def tiny_suite_path(tmp_path) -> Path:
 @pytest.fixture(scope="session")
 def query_db(tmp_path_factory) -> Path:
     """Measured (the tiny CSV) and simulated runs (the tiny suite at every gtx480 core
-    P-state), control results and one closed-loop run: every stored query has rows here."""
+    P-state), control results, one closed-loop run and one Equalizer run with its static
+    baselines: every stored query has rows here."""
     from gpudb.control.closed_loop import run_closed_loop
+    from gpudb.control.equalizer_loop import run_equalizer
     from gpudb.control.results import evaluate
     from gpudb.ingest import ingest
     from gpudb.mapping import load_mapping
@@ -153,4 +155,7 @@ def query_db(tmp_path_factory) -> Path:
     con = gpudb.connect(db)
     evaluate(con, ["crisp", "oracle"], ["edp", "energy"], suite="tiny")
     con.close()
+    # Equalizer on one kernel, one mode, with its static baselines (equalizer_vs_static)
+    run_equalizer(db, "gtx480", tmp / "suite.toml", ["mem"], modes=("performance",),
+                  variants=("full",))
     return db

@@ -68,8 +68,53 @@ def test_variants_and_run_ids(fixed):
     energy, _ = simulate_equalizer(GPU, COMPUTE, "energy")
     ids = {cta.run["run_id"], full.run["run_id"], energy.run["run_id"],
            fixed["compute_ilp"]["run_id"]}
-    assert len(ids) == 4 and full.run["policy"] == "equalizer"
+    assert len(ids) == 4 and full.run["policy"] == "closed_loop"
     with pytest.raises(ValueError, match="variant"):
         EqualizerController(700, 924, 8, 6, 15, "energy", "both")
     with pytest.raises(ValueError, match="mode"):
         EqualizerController(700, 924, 8, 6, 15, "speed")
+
+
+def test_evaluate_equalizer_stores_runs_and_compares_them(tmp_path, fixed):
+    """`gpudb evaluate equalizer` on compute_ilp: 5 static runs and 4 Equalizer runs, stored
+    once (a second call simulates nothing); the query's figures are the runs' ratios to the
+    nominal static run, which is the fixed nominal run itself (same simulation)."""
+    import gpudb
+    from click.testing import CliRunner
+
+    from gpudb.cli import cli
+
+    db = tmp_path / "eq.duckdb"
+    args = ["--db", str(db), "evaluate", "equalizer", "--kernel", "compute_ilp", "--format",
+            "csv"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    con = gpudb.connect(db, read_only=True)
+    try:
+        runs = con.execute(
+            "SELECT policy, coalesce(objective, ''), variant, epoch_cycles, time_ns, energy_j "
+            "FROM run ORDER BY ALL").fetchall()
+        ctas = con.execute("SELECT count(*) FROM metric WHERE name = 'equalizer_ctas_mean'"
+                           ).fetchone()[0]
+    finally:
+        con.close()
+    assert len(runs) == 9 and ctas > 0
+    by = {(p, o, v): (e, t, j) for p, o, v, e, t, j in runs}
+    nominal = by[("static", "", "nominal")]
+    assert nominal[0] is None and by[("closed_loop", "performance", "full")][0] == 4096
+    assert nominal[1] == fixed["compute_ilp"]["time_ns"]
+    assert nominal[2] == pytest.approx(fixed["compute_ilp"]["energy_j"], rel=1e-12)
+    # the SM-high static point: 805 MHz on a kernel bound by issue, so exactly 15% faster
+    sm_high = by[("static", "", "sm_high")]
+    lines = result.stdout.strip().splitlines()
+    header = lines[0].split(",")
+    rows = [dict(zip(header, line.split(","), strict=True)) for line in lines[1:]]
+    overall = {r["policy"]: r for r in rows if r["category"] == "all"}
+    assert float(overall["static sm_high"]["speedup_pct"]) == pytest.approx(
+        (nominal[1] / sm_high[1] - 1) * 100)
+    assert float(overall["static sm_high"]["energy_change_pct"]) == pytest.approx(
+        (sm_high[2] / nominal[2] - 1) * 100)
+    assert float(overall["static sm_high"]["speedup_pct"]) == pytest.approx(15.0, abs=0.05)
+    assert overall["equalizer performance"]["paper_001_speedup_pct"] == "22.0"
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0 and again.stdout == result.stdout

@@ -5,9 +5,11 @@ frequency manager moves each domain one level towards the majority's request (se
 
 The decision logic is :mod:`gpudb.control.equalizer`; this module wires it to
 :class:`sim.model.Simulation` (epoch mode, per-SM CTA limits, core headroom for the SM "high"
-level above gtx480's top P-state). Nothing here is written to a database yet (issue 14 goes
-on: storage of epoch runs, the memory domain's power, the static baselines and the stored
-comparison).
+level above gtx480's top P-state). :func:`run_equalizer` stores Equalizer's runs and its static
+V/F baselines through gpudb.runs (migration 0008); query ``equalizer_vs_static`` compares them.
+Not yet done (issue 14): the memory domain's power as paper 001 section IV-C defines it (here
+the simulator's DRAM background power follows the memory clock, and L2/interconnect energy is
+not voltage-scaled).
 
 Variants (Table I and section V's breakdown): ``full`` (numBlocks and both V/F domains),
 ``cta`` (numBlocks only, V/F at nominal: the gain of CTA control alone) and ``vf`` (V/F only,
@@ -17,6 +19,8 @@ every SM at its hardware CTA limit).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import pyarrow as pa
 
 from gpudb.control.equalizer import (
     EPOCH_CYCLES,
@@ -67,7 +71,8 @@ class EqualizerController:
 
     @property
     def name(self) -> str:
-        return "equalizer"
+        # the run's policy (schema/0006): the controller is in columns predictor, objective
+        return "closed_loop"
 
     @property
     def run_key(self) -> str:
@@ -124,3 +129,106 @@ def simulate_equalizer(gpu, kernel, mode: str, variant: str = "full",
                                      kernel.warps_per_cta, sim.slots, sim.n_sm, mode, variant,
                                      tuple(gpu.mem_mhz))
     return sim.run(controller), controller
+
+
+# Paper 001 section V's static operating points: the nominal one and each domain 15% up or
+# down, as (core scale, memory scale).
+STATIC = {"nominal": (1.0, 1.0), "sm_high": (1.15, 1.0), "sm_low": (0.85, 1.0),
+          "mem_high": (1.0, 1.15), "mem_low": (1.0, 0.85)}
+
+
+@dataclass
+class _Static:
+    """Keeps one static setting for the whole run (policy 'static')."""
+    baseline: str
+
+    name = "static"
+
+    @property
+    def run_key(self) -> str:
+        return f"static:{self.baseline}"
+
+    def decide(self, idx, row, setting):
+        return setting
+
+
+def run_equalizer(db_path, gpu: str, suite: str, kernels: list[str] | None = None,
+                  modes: tuple[str, ...] = MODES, variants: tuple[str, ...] = ("full", "cta"),
+                  experiment: str | None = None, progress=None) -> int:
+    """Simulate what the database lacks of: each kernel under Equalizer in every mode and
+    variant (epoch runs: policy 'closed_loop', predictor 'equalizer', objective the mode,
+    variant, epoch_cycles; the mean per-SM CTA limit of each epoch as metric
+    'equalizer_ctas_mean'), and at each static operating point of :data:`STATIC` (policy
+    'static', variant the baseline's name). Returns the runs added."""
+    import gpudb
+    from gpudb.db import atomic
+    from gpudb.runs import (
+        ensure_experiment,
+        ensure_gpu,
+        ensure_kernels,
+        insert_metrics,
+        insert_runs,
+        stored_run_ids,
+    )
+    from sim.config import load_gpu, load_suite
+    from sim.model import DEFAULT_INTERVAL_INSTRUCTIONS, Simulation, run_id
+
+    g = load_gpu(gpu)
+    s = load_suite(suite)
+    specs = [s.kernel(k) for k in kernels] if kernels else list(s.kernels)
+    headroom = max(0.0, g.nominal_core_mhz * (1.0 + VF_STEP_FRACTION) / g.core_mhz[-1] - 1.0)
+    jobs = [(spec, "static", name) for spec in specs for name in STATIC]
+    jobs += [(spec, mode, variant) for spec in specs for mode in modes for variant in variants]
+    con = gpudb.connect(db_path)
+    added = 0
+    try:
+        if progress:
+            progress(0, len(jobs))
+        for n, (spec, mode, variant) in enumerate(jobs):
+            if mode == "static":
+                core_scale, mem_scale = STATIC[variant]
+                core = g.nominal_core_mhz * core_scale
+                mem = _snap(g.nominal_mem_mhz * mem_scale, tuple(g.mem_mhz))
+                key, epoch = f"static:{variant}", None
+            else:
+                core, mem = g.nominal_core_mhz, g.nominal_mem_mhz
+                key, epoch = f"equalizer:{mode}:{variant}", EPOCH_CYCLES
+            rid = run_id(g, spec, core, mem, g.n_sm, None, DEFAULT_INTERVAL_INSTRUCTIONS, 0,
+                         key, epoch, headroom)
+            if not stored_run_ids(con, [rid]):
+                sim = Simulation(g, spec, core, mem, epoch_cycles=epoch, core_headroom=headroom)
+                if mode == "static":
+                    result = sim.run(_Static(variant))
+                    result.run.update(variant=variant)
+                    metrics = None
+                else:
+                    controller = EqualizerController(
+                        g.nominal_core_mhz, g.nominal_mem_mhz, spec.warps_per_cta, sim.slots,
+                        sim.n_sm, mode, variant, tuple(g.mem_mhz))
+                    result = sim.run(controller)
+                    result.run.update(predictor="equalizer", objective=mode, variant=variant,
+                                      epoch_cycles=epoch)
+                    # the limits decided after epoch i govern epoch i + 1
+                    metrics = pa.table({
+                        "run_id": [rid] * len(controller.trace),
+                        "idx": [idx + 1 for idx, *_ in controller.trace],
+                        "name": ["equalizer_ctas_mean"] * len(controller.trace),
+                        "value": [sum(lim) / len(lim) for *_, lim in controller.trace]})
+                if result.run["run_id"] != rid:     # the skip test above would be wrong
+                    raise RuntimeError(f"run id {result.run['run_id']} != planned {rid}")
+                with atomic(con):
+                    ensure_gpu(con, g)
+                    ensure_kernels(con, specs)
+                    eid = ensure_experiment(
+                        con, experiment or f"equalizer-{g.name}-{s.name}",
+                        f"Equalizer (paper 001) and its static baselines on {g.name}, suite "
+                        f"{s.name}")
+                    run = pa.Table.from_pylist([dict(result.run, experiment_id=eid)])
+                    added += insert_runs(con, run, result.intervals).runs
+                    if metrics is not None:
+                        insert_metrics(con, metrics, skip_stored=False)
+            if progress:
+                progress(n + 1, len(jobs))
+    finally:
+        con.close()
+    return added

@@ -79,9 +79,9 @@ def test_evaluate_equalizer_stores_runs_and_compares_them(tmp_path, fixed):
     """`gpudb evaluate equalizer` on compute_ilp: 5 static runs and 4 Equalizer runs, stored
     once (a second call simulates nothing); the query's figures are the runs' ratios to the
     nominal static run, which is the fixed nominal run itself (same simulation)."""
-    import gpudb
     from click.testing import CliRunner
 
+    import gpudb
     from gpudb.cli import cli
 
     db = tmp_path / "eq.duckdb"

@@ -153,13 +153,15 @@ class _Static:
 
 
 def run_equalizer(db_path, gpu: str, suite: str, kernels: list[str] | None = None,
-                  modes: tuple[str, ...] = MODES, variants: tuple[str, ...] = ("full", "cta"),
+                  modes: tuple[str, ...] = MODES, variants: tuple[str, ...] = VARIANTS,
                   experiment: str | None = None, progress=None) -> int:
     """Simulate what the database lacks of: each kernel under Equalizer in every mode and
     variant (epoch runs: policy 'closed_loop', predictor 'equalizer', objective the mode,
     variant, epoch_cycles; the mean per-SM CTA limit of each epoch as metric
     'equalizer_ctas_mean'), and at each static operating point of :data:`STATIC` (policy
-    'static', variant the baseline's name). Returns the runs added."""
+    'static', variant the baseline's name). The 'cta' variant keeps V/F nominal, where the
+    mode makes no difference, so it runs once, in the first mode given. Returns the runs
+    added."""
     import gpudb
     from gpudb.db import atomic
     from gpudb.runs import (
@@ -178,7 +180,8 @@ def run_equalizer(db_path, gpu: str, suite: str, kernels: list[str] | None = Non
     specs = [s.kernel(k) for k in kernels] if kernels else list(s.kernels)
     headroom = max(0.0, g.nominal_core_mhz * (1.0 + VF_STEP_FRACTION) / g.core_mhz[-1] - 1.0)
     jobs = [(spec, "static", name) for spec in specs for name in STATIC]
-    jobs += [(spec, mode, variant) for spec in specs for mode in modes for variant in variants]
+    jobs += [(spec, mode, variant) for spec in specs for mode in modes for variant in variants
+             if variant != "cta" or mode == modes[0]]
     con = gpudb.connect(db_path)
     added = 0
     try:

@@ -178,7 +178,7 @@ def test_error_by_setting_and_setting_error(grid_db):
 
 def _synthetic_rows(seed: int = 0) -> tuple[Rows, dict]:
     """Rows whose 'measured' times are the model's own at known parameters (synthetic), base
-    700/700 MHz."""
+    700/700 MHz (not a grid point: the anchor is the model at the base clocks)."""
     rng = np.random.default_rng(seed)
     kernels, cols, core, mem = [], {}, [], []
     for k in range(12):
@@ -187,8 +187,8 @@ def _synthetic_rows(seed: int = 0) -> tuple[Rows, dict]:
                  shm_inst_per_warp=0.0 if k % 3 else rng.uniform(10, 100),
                  blocks=float(rng.integers(100, 1000)), warps_per_block=8.0, active_sms=16.0,
                  warps_per_sm=rng.uniform(8, 64))
-        for cm in range(400, 1001, 100):
-            for mm in range(400, 1001, 100):
+        for cm in range(400, 1001, 200):      # a 4 x 4 grid keeps the test fast
+            for mm in (400, 700, 850, 1000):
                 kernels.append(f"k{k}")
                 core.append(cm)
                 mem.append(mm)
@@ -223,8 +223,8 @@ def test_least_squares_recovers_the_parameters_up_to_a_common_scale():
     predicted, fold = cross_validate(rows, folds=4)
     assert sorted(set(fold.tolist())) == [0, 1, 2, 3]
     # nine training kernels' time ratios leave some parameters loosely determined (each fold
-    # fits its kernels exactly with, e.g., l2_lat up to 1.7x off), so the held-out kernels
-    # are predicted within 1% on average (0.49% measured), not exactly
+    # fits its kernels exactly with some parameters far off), so the held-out kernels
+    # are predicted within 1% on average (0.67% measured), not exactly
     assert mape_pct(predicted, rows.actual_ns) < 1.0
 
 

@@ -339,26 +339,44 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
 def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
     """gpudb.sweep.sweep with a progress bar and a summary line; Ctrl-C (SIGTERM, SIGHUP) keeps
     what finished and exits 130 (143, 129). ``grid``: sweep's keyword arguments."""
-    from gpudb.sweep import SweepInterrupted
     from gpudb.sweep import sweep as run_sweep
+
+    with run_progress("simulating", rate=True) as progress:
+        summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
+    click.echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
+               f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
+               f"{summary['seconds']:.1f} s")
+
+
+@contextlib.contextmanager
+def run_progress(label: str, rate: bool = False):
+    """A ``progress(done, total[, instructions])`` callback drawing a bar on stderr (with the
+    simulation rate when ``rate``). A sweep stopped by Ctrl-C, SIGTERM or SIGHUP
+    (SweepInterrupted) says what it kept and exits 130, 143 or 129."""
+    from gpudb.sweep import SweepInterrupted
 
     state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0}
 
-    def progress(done, total, instructions):
+    def progress(done, total, instructions=None):
         if state["bar"] is None:
             state["bar"] = click.progressbar(
-                length=total, label="simulating", file=sys.stderr, show_pos=True,
-                show_eta=True, item_show_func=lambda _: _rate(state))
+                length=total, label=label, file=sys.stderr, show_pos=True, show_eta=True,
+                item_show_func=(lambda _: _rate(state)) if rate else None)
             state["bar"].__enter__()
-        state["instructions"] = instructions
+        if instructions is not None:
+            state["instructions"] = instructions
         state["bar"].update(done - state["done"], current_item=done)
         state["done"] = done
 
-    try:
-        summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
-    except SweepInterrupted as stop:
+    def close():
         if state["bar"] is not None:
             state["bar"].__exit__(None, None, None)
+            state["bar"] = None
+
+    try:
+        yield progress
+    except SweepInterrupted as stop:
+        close()
         import signal
 
         click.echo(f"interrupted ({signal.Signals(stop.signum).name}): "
@@ -366,11 +384,7 @@ def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
                    "run the same command again to resume", err=True)
         sys.exit(128 + stop.signum)
     finally:
-        if state["bar"] is not None:
-            state["bar"].__exit__(None, None, None)
-    click.echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
-               f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
-               f"{summary['seconds']:.1f} s")
+        close()
 
 
 def _rate(state) -> str:
@@ -825,21 +839,8 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, fmt):
         raise GpudbError(str(exc)) from None
     if do_run:
         obj.require_writable("gpudb evaluate equalizer (simulating its runs)")
-        state = {"bar": None, "done": 0}
-
-        def progress(done, total):
-            if state["bar"] is None:
-                state["bar"] = click.progressbar(length=total, label="equalizer runs",
-                                                 file=sys.stderr, show_pos=True)
-                state["bar"].__enter__()
-            state["bar"].update(done - state["done"])
-            state["done"] = done
-
-        try:
+        with run_progress("equalizer runs") as progress:
             run_equalizer(obj.path, gpu, suite, list(kernels) or None, progress=progress)
-        finally:
-            if state["bar"] is not None:
-                state["bar"].__exit__(None, None, None)
     con = obj.connect(read_only=True)
     try:
         columns, rows = run_query(con, "equalizer_vs_static", {
@@ -1183,34 +1184,10 @@ def _calibrate_simulated(obj: Context, gpu: str, baseline, seed: int, jobs: int)
     """gpudb.calibrate.calibrate with a progress bar; Ctrl-C (SIGTERM, SIGHUP) keeps the runs
     that finished and exits 130 (143, 129), as `gpudb sweep` does."""
     from gpudb.calibrate import calibrate as run_calibration
-    from gpudb.sweep import SweepInterrupted
 
-    state = {"bar": None, "done": 0}
-
-    def progress(done, total):
-        if state["bar"] is None:
-            state["bar"] = click.progressbar(length=total, label="calibrating",
-                                             file=sys.stderr, show_pos=True, show_eta=True)
-            state["bar"].__enter__()
-        state["bar"].update(done - state["done"])
-        state["done"] = done
-
-    try:
+    with run_progress("calibrating") as progress:
         return run_calibration(obj.path, gpu, baseline=baseline, seed=seed, jobs=jobs,
                                progress=progress)
-    except SweepInterrupted as stop:
-        if state["bar"] is not None:
-            state["bar"].__exit__(None, None, None)
-            state["bar"] = None
-        import signal
-
-        click.echo(f"interrupted ({signal.Signals(stop.signum).name}): "
-                   f"{stop.summary['runs_added']} runs written and kept; "
-                   "run the same command again to resume", err=True)
-        sys.exit(128 + stop.signum)
-    finally:
-        if state["bar"] is not None:
-            state["bar"].__exit__(None, None, None)
 
 
 @cli.group()

@@ -68,6 +68,35 @@ body = [{op = "ld", id = "a", trans = 2}, {op = "alu", dep = "a"}]
 """
 
 
+@pytest.fixture(scope="session")
+def gtx480():
+    """The shipped gtx480 simulator configuration (a frozen GpuConfig, safe to share)."""
+    from sim.config import load_gpu
+
+    return load_gpu("gtx480")
+
+
+def reduced(name: str, ctas: int | None = None, scale: float = 1.0):
+    """A default-suite kernel with fewer CTAs and/or iterations (same per-iteration program)."""
+    import copy
+
+    from sim.config import kernel_from_table, load_suite
+
+    raw = copy.deepcopy(load_suite("default").kernel(name).raw)
+    if ctas:
+        raw["ctas"] = ctas
+    for phase in raw["phase"]:
+        phase["iterations"] = max(1, int(phase["iterations"] * scale))
+    return kernel_from_table(raw, "default")
+
+
+def col(result, name: str):
+    """One interval column of a simulation result as a float array."""
+    import numpy as np
+
+    return np.asarray(result.intervals.column(name).to_pylist(), dtype=float)
+
+
 def real_file(name: str) -> Path:
     """A file of ../shared/data/real, or skip the test when the folder is absent."""
     path = REAL_DATA / name

@@ -12,7 +12,7 @@ import gpudb
 from gpudb.predictors.crisp import predict_crisp
 from gpudb.predictors.crisp_gpudb import predict_crisp_gpudb
 from gpudb.runs import ensure_experiment, ensure_gpu, ensure_kernels, write_run
-from sim.config import kernel_from_table, load_gpu
+from sim.config import kernel_from_table
 from sim.model import simulate
 
 
@@ -43,11 +43,6 @@ def test_sql_function_null_in_null_out(db_path):
         FROM (VALUES (31.0), (NULL)) AS v(t)""").fetchall()
     con.close()
     assert rows == [(54.0,), (None,)]
-
-
-@pytest.fixture(scope="module")
-def gtx480():
-    return load_gpu("gtx480")
 
 
 def _chase(n):

@@ -3,26 +3,12 @@
 The full-size checks (whole suite, every P-state) are marked slow.
 """
 
-import copy
 
 import pytest
+from conftest import reduced
 
-from sim.config import kernel_from_table, load_gpu, load_suite
+from sim.config import load_gpu, load_suite
 from sim.model import simulate
-
-
-@pytest.fixture(scope="module")
-def gtx480():
-    return load_gpu("gtx480")
-
-
-def reduced(name, ctas=None, scale=1.0):
-    raw = copy.deepcopy(load_suite("default").kernel(name).raw)
-    if ctas:
-        raw["ctas"] = ctas
-    for phase in raw["phase"]:
-        phase["iterations"] = max(1, int(phase["iterations"] * scale))
-    return kernel_from_table(raw, "default")
 
 
 def slowdown(gpu, k, lo, hi=700.0, **kw):

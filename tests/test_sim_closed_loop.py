@@ -1,24 +1,11 @@
 """The closed-loop hook: a controller sets core/memory MHz and the CTA limit per interval."""
 
-import copy
 
 import pytest
+from conftest import reduced
 
-from sim.config import kernel_from_table, load_gpu, load_suite
+from sim.config import kernel_from_table
 from sim.model import FixedController, Setting, Simulation, simulate
-
-
-@pytest.fixture(scope="module")
-def gtx480():
-    return load_gpu("gtx480")
-
-
-def reduced(name, ctas, scale):
-    raw = copy.deepcopy(load_suite("default").kernel(name).raw)
-    raw["ctas"] = ctas
-    for phase in raw["phase"]:
-        phase["iterations"] = max(1, int(phase["iterations"] * scale))
-    return kernel_from_table(raw, "default")
 
 
 @pytest.mark.parametrize("name", ["twoslope_lm", "store_ge", "cache_histo"])

@@ -1,37 +1,20 @@
 """Per-SM CTA limits with pausing, as Equalizer needs (issue 14 item 2, paper 001 IV-B)."""
 
-import copy
 import hashlib
 import json
 
 import numpy as np
 import pytest
+from conftest import col, reduced
 
 from sim import _kernels as K
-from sim.config import ConfigError, kernel_from_table, load_gpu, load_suite
+from sim.config import ConfigError, kernel_from_table
 from sim.model import _TOTALS, Setting, Simulation, simulate
 
 EPOCH = 128                      # one Equalizer sample per epoch (G_EQ_PERIOD), at its start
 # Totals fixed by the program alone: pausing may move cache hits, never the work done.
 WORK = ["instructions", "alu_insts", "sfu_insts", "gld_insts", "gst_insts", "shared_insts",
         "barrier_insts", "gld_transactions", "gst_transactions", "shared_transactions"]
-
-
-@pytest.fixture(scope="module")
-def gtx480():
-    return load_gpu("gtx480")
-
-
-def reduced(name, ctas, scale):
-    raw = copy.deepcopy(load_suite("default").kernel(name).raw)
-    raw["ctas"] = ctas
-    for phase in raw["phase"]:
-        phase["iterations"] = max(1, int(phase["iterations"] * scale))
-    return kernel_from_table(raw, "default")
-
-
-def col(result, name):
-    return np.asarray(result.intervals.column(name).to_pylist(), dtype=float)
 
 
 class PerSm:

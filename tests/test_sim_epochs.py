@@ -1,12 +1,12 @@
 """Epoch mode of the closed-loop hook: intervals cut every E core cycles (issue 14 item 1)."""
 
-import copy
 
 import numpy as np
 import pytest
+from conftest import col, reduced
 
 from sim import _kernels as K
-from sim.config import ConfigError, kernel_from_table, load_gpu, load_suite
+from sim.config import ConfigError, kernel_from_table, load_suite
 from sim.model import _PER_SM, _TOTALS, Setting, Simulation, run_id, simulate
 
 # Columns that restart their critical path or take a maximum per interval: not additive over
@@ -14,23 +14,6 @@ from sim.model import _PER_SM, _TOTALS, Setting, Simulation, run_id, simulate
 NOT_ADDITIVE = {"crit_path_cycles", "crisp_lcp_cycles", "crisp_slot_lcp_cycles"}
 EQ_COLUMNS = ("eq_samples", "eq_active_warps", "eq_waiting_warps", "eq_xalu_warps",
               "eq_xmem_warps")
-
-
-@pytest.fixture(scope="module")
-def gtx480():
-    return load_gpu("gtx480")
-
-
-def reduced(name, ctas, scale):
-    raw = copy.deepcopy(load_suite("default").kernel(name).raw)
-    raw["ctas"] = ctas
-    for phase in raw["phase"]:
-        phase["iterations"] = max(1, int(phase["iterations"] * scale))
-    return kernel_from_table(raw, "default")
-
-
-def col(result, name):
-    return np.asarray(result.intervals.column(name).to_pylist(), dtype=float)
 
 
 def epoch_rows(sim):

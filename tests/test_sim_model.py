@@ -6,35 +6,17 @@ import math
 import numpy as np
 import pyarrow as pa
 import pytest
+from conftest import col, reduced
 
 import gpudb
-from sim.config import kernel_from_table, load_gpu, load_suite
+from sim.config import kernel_from_table, load_suite
 from sim.model import INTERVAL_COLUMNS, simulate
-
-
-@pytest.fixture(scope="module")
-def gtx480():
-    return load_gpu("gtx480")
 
 
 def kernel(body, iterations=1, ctas=1, warps=1, **extra):
     return kernel_from_table({"name": "t", "category": "test", "description": "synthetic test",
                               "ctas": ctas, "warps_per_cta": warps,
                               "phase": [{"iterations": iterations, "body": body}], **extra})
-
-
-def reduced(name, ctas=None, scale=1.0):
-    """A default-suite kernel with fewer CTAs and/or iterations (same per-iteration program)."""
-    raw = copy.deepcopy(load_suite("default").kernel(name).raw)
-    if ctas:
-        raw["ctas"] = ctas
-    for phase in raw["phase"]:
-        phase["iterations"] = max(1, int(phase["iterations"] * scale))
-    return kernel_from_table(raw, "default")
-
-
-def col(result, name):
-    return np.asarray(result.intervals.column(name).to_pylist(), dtype=float)
 
 
 def test_dependent_alu_chain_takes_n_times_latency(gtx480):

@@ -819,7 +819,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, fmt):
     lacks them (4096-cycle epochs; per-SM CTA limits with pausing; V/F one step per epoch by
     the SMs' majority vote), then the stored query equalizer_vs_static: geometric-mean speedup and
     energy change against nominal per kernel category and overall, the paper's figures beside
-    ours. The memory domain's power is not yet the paper's (README).
+    ours (per category, over all kernels, and over the paper's four classes).
 
     Example:
 

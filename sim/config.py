@@ -69,18 +69,30 @@ class GpuConfig:
     switch_ns: float
     power: dict
     gp: np.ndarray = field(repr=False)          # G_* parameter vector of sim._kernels
+    # the V/F domain of L2 and the interconnect: "fixed" (own clock, energy not voltage-scaled,
+    # paper 000 section 2.2) or "mem" (with the memory controller and DRAM, paper 001 IV-C)
+    l2_domain: str = "fixed"
 
     def core_voltage(self, mhz: float) -> float:
         """Core voltage at ``mhz``, interpolated linearly between P-states."""
         return float(np.interp(mhz, self.core_mhz, self.core_v))
 
+    def mem_voltage(self, mhz: float) -> float:
+        """Memory-domain voltage at memory clock ``mhz``, V, interpolated between states."""
+        return float(np.interp(mhz, self.mem_mhz, self.mem_v))
+
     def dram_background_w(self, mhz: float) -> float:
-        """DRAM background (standby/refresh) power at memory clock ``mhz``, W."""
+        """DRAM background (active standby, refresh) power at memory clock ``mhz``, W: the
+        configured per-state value, I_dd2n x VDD (paper 001 section V-A)."""
         return float(np.interp(mhz, self.mem_mhz, self.mem_background_w))
 
     @property
     def nominal_core_v(self) -> float:
         return self.core_voltage(self.nominal_core_mhz)
+
+    @property
+    def nominal_mem_v(self) -> float:
+        return self.mem_voltage(self.nominal_mem_mhz)
 
 
 @dataclass(frozen=True)
@@ -254,6 +266,11 @@ def load_gpu(name_or_path: str | Path) -> GpuConfig:
     power = {k: _num(pw, k, w, positive=False) for k in (
         "inst_nj", "alu_nj", "sfu_nj", "l1_nj", "shared_nj", "l2_nj", "dram_nj",
         "core_static_w", "other_w")}
+    # optional, for configurations written before the memory V/F domain existed
+    power["mc_nj"] = _num(pw, "mc_nj", w, positive=False, default=0.0)
+    l2_domain = pw.get("l2_domain", "fixed")
+    if l2_domain not in ("fixed", "mem"):
+        raise ConfigError(f"{w}: 'l2_domain' must be \"fixed\" or \"mem\", got {l2_domain!r}")
     return GpuConfig(
         name=str(raw.get("name", path.stem)), description=str(raw.get("description", "")),
         path=where, raw=raw, n_sm=n_sm, sm_counts=sm_counts,
@@ -264,7 +281,7 @@ def load_gpu(name_or_path: str | Path) -> GpuConfig:
         nominal_core_mhz=nominal_core, mem_mhz=mem_mhz, mem_v=mem_v,
         mem_background_w=mem_bg, nominal_mem_mhz=nominal_mem,
         switch_ns=_num(core, "switch_ns", f"{where} [core]", positive=False, default=100.0),
-        power=power, gp=gp)
+        power=power, gp=gp, l2_domain=l2_domain)
 
 
 def _compile_phase(body: list, where: str) -> list[tuple]:

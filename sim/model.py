@@ -455,23 +455,34 @@ class Simulation:
         return row
 
     def _energy(self, row: dict, time_ns: float) -> dict:
-        """Energy of an interval, J (DESIGN.md section 4; paper 000 section 4).
+        """Energy of an interval, J (DESIGN.md section 4; papers 000 section 4, 001 section V-A).
 
-        Core dynamic: SM events x energy per event x (V/V0)^2, plus L2/interconnect accesses
-        (fixed domain, unscaled). Core static: leakage x (V/V0) (paper 000 section 4:
-        P_static ~ v), for the active SMs' share of the chip. DRAM: per-transaction energy plus
-        background power of the memory P-state. Other: constant board power.
+        Core dynamic: SM events x energy per event x (V/V0)^2. Core static: leakage x (V/V0)
+        (paper 000 section 4: P_static ~ v), for the active SMs' share of the chip. Memory
+        domain (the ``dram_*`` columns): per DRAM transaction the DRAM's access energy (fixed
+        per command, as GPUWattch's DRAM coefficients) plus the memory controller's at
+        (Vm/Vm0)^2, and the DRAM background power of the memory state (I_dd2n x VDD). L2 and
+        interconnect accesses: at (Vm/Vm0)^2 in the memory domain where the GPU puts them there
+        (``l2_domain = "mem"``, paper 001 section V-A: "the network on chip, L2 cache, memory
+        controller and DRAM" change with the memory V/F), else unscaled in their own fixed
+        domain and booked with the core's dynamic energy. Other: constant board power.
         """
         g, p, s = self.gpu, self.gpu.power, self.setting
         v = self.core_voltage(s.core_mhz) / g.nominal_core_v
+        vm = g.mem_voltage(s.mem_mhz) / g.nominal_mem_v
         sm_nj = (row["instructions"] * p["inst_nj"] + row["alu_insts"] * p["alu_nj"]
                  + row["sfu_insts"] * p["sfu_nj"] + row["l1_accesses"] * p["l1_nj"]
                  + row["shared_transactions"] * p["shared_nj"])
+        l2_nj = row["l2_accesses"] * p["l2_nj"]
+        mem_l2_nj = l2_nj * vm * vm if g.l2_domain == "mem" else 0.0
+        core_l2_nj = 0.0 if g.l2_domain == "mem" else l2_nj
+        dram_tx = row["dram_reads"] + row["dram_writes"]
         seconds = time_ns * 1e-9
         return {
-            "core_dynamic_j": (sm_nj * v * v + row["l2_accesses"] * p["l2_nj"]) * 1e-9,
+            "core_dynamic_j": (sm_nj * v * v + core_l2_nj) * 1e-9,
             "core_static_j": p["core_static_w"] * v * (self.n_sm / g.n_sm) * seconds,
-            "dram_dynamic_j": (row["dram_reads"] + row["dram_writes"]) * p["dram_nj"] * 1e-9,
+            "dram_dynamic_j": (dram_tx * (p["dram_nj"] + p["mc_nj"] * vm * vm)
+                               + mem_l2_nj) * 1e-9,
             "dram_static_j": g.dram_background_w(s.mem_mhz) * seconds,
             "other_j": p["other_w"] * seconds,
         }

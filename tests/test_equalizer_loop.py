@@ -97,6 +97,10 @@ def test_evaluate_equalizer_stores_runs_and_compares_them(tmp_path, fixed):
             "FROM run ORDER BY ALL").fetchall()
         ctas = con.execute("SELECT count(*) FROM metric WHERE name = 'equalizer_ctas_mean'"
                            ).fetchone()[0]
+        board = dict(con.execute(
+            "SELECT coalesce(r.variant, r.objective), sum(i.other_j) FROM run AS r "
+            "JOIN interval AS i USING (run_id) WHERE r.policy = 'static' GROUP BY ALL"
+        ).fetchall())
     finally:
         con.close()
     assert len(runs) == 10 and ctas > 0
@@ -116,6 +120,15 @@ def test_evaluate_equalizer_stores_runs_and_compares_them(tmp_path, fixed):
     assert float(overall["static sm_high"]["energy_change_pct"]) == pytest.approx(
         (sm_high[2] / nominal[2] - 1) * 100)
     assert float(overall["static sm_high"]["speedup_pct"]) == pytest.approx(15.0, abs=0.05)
+    # chip energy: the same ratio without the constant board power (other_j, 30 W x time)
+    assert float(overall["static sm_high"]["chip_energy_change_pct"]) == pytest.approx(
+        ((sm_high[2] - board["sm_high"]) / (nominal[2] - board["nominal"]) - 1) * 100)
+    assert board["nominal"] == pytest.approx(30.0 * nominal[1] * 1e-9, rel=1e-9)
+    # one compute kernel: the row over the paper's four classes is the 'all' row
+    classes = {r["policy"]: r for r in rows if r["category"] == "paper classes"}
+    assert classes.keys() == overall.keys()
+    assert all(classes[p]["speedup_pct"] == overall[p]["speedup_pct"] for p in overall)
+    assert classes["equalizer energy"]["paper_001_energy_change_pct"] == "-15.0"
     assert overall["equalizer performance"]["paper_001_speedup_pct"] == "22.0"
     # compute_ilp is issue-bound: the fastest static point is SM high, and among those at most
     # 5% slower than nominal the least energy is memory low

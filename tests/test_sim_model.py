@@ -165,6 +165,31 @@ def test_energy_split_and_voltage_scaling(gtx480):
     assert hi.run["energy_j"] == pytest.approx(total)
 
 
+def test_memory_domain_energy_follows_the_memory_voltage(gtx480):
+    # Paper 001 section V-A: L2, interconnect, memory controller and DRAM form the memory V/F
+    # domain. By hand from gtx480.toml at each memory state (785.4 / 924 / 1062.6 MHz at
+    # 1.275 / 1.5 / 1.725 V): dram_dynamic_j = L2 accesses x 2.5 nJ x (Vm/1.5)^2
+    # + DRAM transactions x (14 nJ + 2 nJ x (Vm/1.5)^2); background 10 / 12 / 14.3 W.
+    k = kernel([{"op": "ld", "n": 4, "l1_hit": 0.0, "l2_hit": 0.5}, {"op": "alu", "n": 2}],
+               iterations=20, ctas=30, warps=4)
+    for mem_mhz, vm, background_w in ((785.4, 1.275, 10.0), (924.0, 1.5, 12.0),
+                                      (1062.6, 1.725, 14.3)):
+        r = simulate(gtx480, k, mem_mhz=mem_mhz, interval_instructions=2_000)
+        scale = (vm / 1.5) ** 2
+        l2, dram = col(r, "l2_accesses"), col(r, "dram_reads") + col(r, "dram_writes")
+        assert dram.sum() > 0 and l2.sum() > dram.sum()
+        np.testing.assert_allclose(col(r, "dram_dynamic_j"),
+                                   (l2 * 2.5 * scale + dram * (14.0 + 2.0 * scale)) * 1e-9,
+                                   rtol=1e-12)
+        np.testing.assert_allclose(col(r, "dram_static_j"),
+                                   background_w * col(r, "time_ns") * 1e-9, rtol=1e-12)
+        # the core's dynamic energy holds no L2 energy on this GPU: SM events only
+        sm_nj = (col(r, "instructions") * 2.0 + col(r, "alu_insts") * 1.6
+                 + col(r, "sfu_insts") * 4.0 + col(r, "l1_accesses") * 1.0
+                 + col(r, "shared_transactions") * 0.8)
+        np.testing.assert_allclose(col(r, "core_dynamic_j"), sm_nj * 1e-9, rtol=1e-12)
+
+
 def test_a_clock_of_zero_is_an_error_not_the_nominal_clock():
     from sim.config import ConfigError, load_gpu, load_suite
     from sim.model import Simulation

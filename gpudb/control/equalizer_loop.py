@@ -7,9 +7,9 @@ The decision logic is :mod:`gpudb.control.equalizer`; this module wires it to
 :class:`sim.model.Simulation` (epoch mode, per-SM CTA limits, core headroom for the SM "high"
 level above gtx480's top P-state). :func:`run_equalizer` stores Equalizer's runs and its static
 V/F baselines through gpudb.runs (migration 0008); query ``equalizer_vs_static`` compares them.
-Not yet done (issue 14): the memory domain's power as paper 001 section IV-C defines it (here
-the simulator's DRAM background power follows the memory clock, and L2/interconnect energy is
-not voltage-scaled).
+The memory V/F domain is the paper's (section V-A): on gtx480 the interconnect, L2, memory
+controller and DRAM change their operating point together (``l2_domain = "mem"`` in its
+configuration; their dynamic energy at (Vm/Vm0)^2, DRAM background power per memory state).
 
 Variants (Table I and section V's breakdown): ``full`` (numBlocks and both V/F domains),
 ``cta`` (numBlocks only, V/F at nominal: the gain of CTA control alone) and ``vf`` (V/F only,

@@ -315,25 +315,32 @@ def _numbers(kind):
               help="Warp instructions per interval, GPU-wide (default 100000).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
 @click.option("--jobs", default=os.cpu_count() or 1, show_default=True, type=click.IntRange(1),
-              help="Simulator processes (one writer).")
+              help="Simulator processes (one writer); with --scheduler local, Dask workers.")
+@click.option("--scheduler", metavar="ADDRESS|local",
+              help="Simulate on a Dask cluster: a dask.distributed scheduler's address "
+                   "(tcp://host:8786), or 'local' for a LocalCluster of --jobs workers on this "
+                   "machine (needs gpudb[dask]).")
 @click.option("--experiment", help="Experiment name (default: sim-<gpu>-<suite>).")
 @click.pass_obj
 @friendly_errors
 @writes
 def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
-          interval_instructions, seed, jobs, experiment):
+          interval_instructions, seed, jobs, scheduler, experiment):
     """Simulate a kernel suite at every setting of a grid into the database.
 
     Runs already in the database (same inputs, same simulator version) are skipped, so an
-    interrupted sweep resumes where it stopped; Ctrl-C keeps the runs that finished.
+    interrupted sweep resumes where it stopped; Ctrl-C keeps the runs that finished. With
+    --scheduler, Dask workers simulate chunks of runs and this process stores them as they
+    arrive; a killed worker's chunk is retried elsewhere.
 
     Example:
 
         gpudb sweep --gpu gtx480 --suite default --mem-mhz 924 --jobs 2
+        gpudb sweep --gpu gtx980 --scheduler tcp://10.0.0.5:8786
     """
     simulate(obj, gpu, suite, kernels=list(kernels) or None, core_mhz=core_mhz, mem_mhz=mem_mhz,
              sms=sms, ctas=ctas, interval_instructions=interval_instructions, seed=seed,
-             jobs=jobs, experiment=experiment)
+             jobs=jobs, experiment=experiment, scheduler=scheduler)
 
 
 def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:

@@ -92,7 +92,8 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
           mem_mhz: list[float] | None = None, sms: list[int] | None = None,
           ctas: list[int | None] | None = None, interval_instructions: int | None = None,
           seed: int = 0, jobs: int = 1, experiment: str | None = None,
-          progress: Progress | None = None) -> dict:
+          progress: Progress | None = None, scheduler: str | None = None,
+          chunk_instructions: int | None = None) -> dict:
     """Simulate the missing runs of a sweep (sim.sweep.plan) and write them to the database
     at ``db_path``.
 
@@ -101,6 +102,10 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
     'instructions', 'seconds'}. Raises SweepInterrupted on Ctrl-C, SIGTERM or SIGHUP, after
     closing the database with every finished run committed. A sweep that writes no run leaves
     no row at all.
+
+    ``scheduler``: simulate on a Dask cluster instead of local processes, ``"local"`` (a
+    LocalCluster of ``jobs`` workers) or a scheduler address (gpudb.dask_sweep), in chunks of
+    ``chunk_instructions`` warp instructions (default ``CHUNK_WARP_INSTRUCTIONS``).
     """
     started = time.perf_counter()
     gpu = load_gpu(gpu) if not isinstance(gpu, GpuConfig) else gpu
@@ -130,7 +135,8 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
         if progress:
             progress(0, len(todo), 0)
         try:
-            with _stop_on_signals(), closing(simulate_tasks(todo, jobs)) as results:
+            with _stop_on_signals(), closing(_results(todo, jobs, scheduler,
+                                                      chunk_instructions)) as results:
                 for result in results:
                     if summary["runs_added"] == 0:
                         write_first(result)
@@ -151,3 +157,12 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
         con.close()
     summary["seconds"] = time.perf_counter() - started
     return summary
+
+
+def _results(todo, jobs: int, scheduler: str | None, chunk_instructions: int | None):
+    if scheduler is None:
+        return simulate_tasks(todo, jobs)
+    from gpudb.dask_sweep import CHUNK_WARP_INSTRUCTIONS, simulate_on_cluster
+
+    return simulate_on_cluster(todo, scheduler, jobs,
+                               chunk_instructions or CHUNK_WARP_INSTRUCTIONS)

@@ -1258,6 +1258,35 @@ def predict(obj: Context, repeat):
 
 
 @bench.command()
+@click.option("--factor", "factors", default="1,10,100", show_default=True,
+              callback=lambda ctx, param, value: _numbers(int)(ctx, param, (value,)),
+              help="Replication factors of the database's runs, e.g. 1,10,100.")
+@click.option("--gpu", "gpu_id", help="GPU whose runs the queries read (default: the one "
+                                      "with most fixed runs).")
+@click.pass_obj
+@friendly_errors
+def scale(obj: Context, factors, gpu_id):
+    """Cost of the main queries as the database grows: its runs replicated FACTOR times as new
+    kernels (new run ids) into a temporary file, then the prediction view, the accuracy query
+    of evaluate accuracy, crisp_gpudb's trace replay and best_setting timed at each size, with
+    time per run, its ratio to the smallest factor, and peak memory (each factor in a fresh
+    process). --db is only read.
+
+    Example:
+
+        gpudb --db gpudb.duckdb bench scale --factor 1,10,100
+    """
+    from gpudb.bench_scale import bench_scale
+
+    if not Path(obj.path).exists():
+        raise click.UsageError(f"{obj.path} does not exist: run gpudb demo first")
+    if not factors or any(f < 1 for f in factors):
+        raise click.BadParameter("give factors >= 1, e.g. 1,10,100", param_hint="--factor")
+    for line in bench_scale(Path(obj.path), factors, gpu_id).lines():
+        click.echo(line)
+
+
+@bench.command()
 @simulator_gpu_options
 @click.option("--suite", default="default", show_default=True, help="Kernel suite.")
 @friendly_errors

@@ -63,7 +63,13 @@ R_MEM_MHZ = 19
 R_CYC_NS = 20          # ns per core cycle
 R_SEG_NS = 21          # ns at cycle R_SEG_CYC: time origin of the current setting
 R_SEG_CYC = 22
-N_FP = 23
+# Derived from the setting by _derive (at every advance(), as the setting may have changed):
+# computed once rather than per request, by the same expressions, so to the same bits.
+R_SVC_NS = 23          # ns a DRAM channel is busy per transaction
+R_DRAM_MEM_NS = 24     # the memory-clocked part of the DRAM latency, ns
+R_DRAM_CYC = 25        # core-clocked cycles of a DRAM access (whole number)
+R_L2_RET = 26          # cycles of an L2 round trip (whole number)
+N_FP = 27
 
 # Integer kernel scalars and global state (int64 array ``gi``).
 K_N_CTAS = 0
@@ -77,7 +83,8 @@ GS_CTAS_DONE = 7
 GS_CTA_LIMIT = 8       # CTA limit per SM for new launches (closed-loop setting)
 GS_T = 9               # first cycle not yet simulated
 GS_N_SM = 10           # active SMs
-N_GI = 11
+GS_EQ_SHIFT = 11       # log2 of G_EQ_PERIOD if a power of two, else -1 (set by _derive)
+N_GI = 12
 
 # Program (int64 ``pi[N_PI, L]`` and float64 ``pf[N_PF, L]``): per instruction, then per phase.
 PI_OP = 0
@@ -120,7 +127,12 @@ SI_LAUNCHED = 22       # 1 if CTAs were launched on this SM at the start of the 
 SI_LIMIT = 23          # this SM's own CTA limit (sim.model's apply_sm_limits; default K_SLOTS):
                        # unlike GS_CTA_LIMIT it pauses resident CTAs beyond it (paper 001 IV-B)
 SI_PAUSED = 24         # resident CTAs that are paused (counted in SI_N_CTAS too)
-N_SI = 25
+SI_NW = 25             # warps in the waiting set (WM_WAIT)
+SI_NW_MEM = 26         # ... of which those whose wait is for a load (WI_WMEM)
+SI_W_MIN = 27          # earliest wait in the waiting set (BIG: none; 0: to be recounted)
+SI_N_BLK = 28          # warps in the blocked set (WM_BLK)
+SI_DUE = 29            # not per SM: advance()'s list of the SMs due this cycle, rows 0..n-1
+N_SI = 30
 
 # Warp states.
 W_EMPTY = 0
@@ -139,6 +151,27 @@ WI_LD = 4              # latest result time of the warp's instructions
 WI_WAIT = 5            # cycle until which its next instruction is known to wait (0: unknown)
 WI_WMEM = 6            # 1 if that wait is for a global load
 N_WI = 7
+# The scheduler's warp sets (int64 ``wm[n_sm, N_WM, words]``), bitmasks of warp indices, 32 to
+# a word (so bit arithmetic never touches the sign bit). They let _issue visit only the warps
+# whose answer it does not know yet, instead of every resident warp every cycle: a warp whose
+# operand wait is cached stays waiting until then, and a ready warp stays ready until it
+# issues, so both are counted as a whole, as the scan would have counted each of them.
+WM_ACT = 0             # W_ACTIVE warps
+WM_WAIT = 1            # active warps with a valid cached wait (WI_WAIT > the cycle)
+WM_BLK = 2             # active warps that are ready with a memory instruction next
+N_WM = 3
+# Only a wait of at least W_LONG cycles puts a warp in the waiting set: short ones (ALU, L1,
+# shared memory) end before the set pays for itself (each end costs a pass, _expire_waits),
+# so those warps stay candidates and the scan reads their cached wait, as it always did.
+W_LONG = 32
+# The waits of the waiting set's warps are also kept densely in int64 ``wt[n_sm, n_warps]``
+# (BIG for a warp not in the set), so that finding the ones that ended, and the earliest one
+# left, is one branch-predictable pass over contiguous memory (_expire_waits), made only when
+# the earliest wait (SI_W_MIN) is reached. (A heap cost more: its sifting mispredicts.)
+# Bit index of a power of two below 2**32 (de Bruijn sequence 0x077CB531).
+_DEBRUIJN = np.zeros(32, np.int64)
+for _b in range(32):
+    _DEBRUIJN[(((1 << _b) * 0x077CB531) & 0xFFFFFFFF) >> 27] = _b
 # Per-CTA-slot fields (int64 ``ci[n_sm, slots, N_CI]``).
 CI_ST = 0              # 0 free, 1 running, 2 all warps retired, completing
 CI_LEFT = 1            # warps not yet retired
@@ -148,6 +181,9 @@ CI_PAUSED = 4          # 1 if paused (per-SM CTA limit below the SM's active CTA
 CI_SEQ = 5             # its index in the grid (launch order)
 N_CI = 6
 # Per-MSHR fields (int64 ``mi[n_sm, n_mshr, N_MI]``); store queue: ``qrel[n_sm, entries]``.
+# Both are binary min-heaps on their release cycle over the first SI_MSHR_BUSY / SI_SQ_BUSY
+# rows (the rest free, -1), so a return is found without scanning every entry (_releases).
+# Nothing depends on which row holds a request: a release only takes maxima and counts.
 MI_REL = 0             # release (data return) cycle, -1 free
 MI_MISS = 1            # cycle of the L1 miss (or interval start)
 MI_TSC = 2             # CRIT timestamp P_i (paper 004 section 3.1.1)
@@ -242,10 +278,11 @@ Gpu = namedtuple("Gpu", ["fp", "gi", "chn"])
 (K_*, GS_*), DRAM channels ``chn`` (CH_*)."""
 Program = namedtuple("Program", ["pi", "pf"])
 """The warp program every warp runs: ``pi`` (PI_*) and ``pf`` (PF_*)."""
-SmState = namedtuple("SmState", ["si", "wi", "done", "ci", "mi", "qrel", "rng"])
+SmState = namedtuple("SmState", ["si", "wi", "done", "ci", "mi", "qrel", "rng", "wm", "wt"])
 """Per-SM state, first index the SM: scalars ``si`` (SI_*), warps ``wi`` (WI_*) and their
 scoreboard ``done`` (result cycle of each instruction), CTA slots ``ci`` (CI_*), MSHRs ``mi``
-(MI_*), store-queue release cycles ``qrel`` (-1 free), random streams ``rng``."""
+(MI_*), store-queue release cycles ``qrel`` (-1 free), random streams ``rng``, the
+scheduler's warp sets ``wm`` (WM_*) and the waits of its waiting set ``wt``."""
 Counters = namedtuple("Counters", ["acc", "sg", "se"])
 """The interval's counters ``acc`` (A_*), per SM ``sg``, the classification of its last
 processed idle cycle (A_CLASS0.., repeated for its skipped cycles by _flush), and per SM
@@ -281,6 +318,10 @@ U_LSU_BUSY = 2         # the LSU is still processing another memory instruction
 # it, the kernels compile with reference counting (slower, same results) rather than fail.
 _INLINE = "always"
 _NO_REFCOUNT = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+# Rare steps (CTA launch and completion, per-SM limits, the end of an interval) are compiled
+# as functions of their own, also without reference counting: inlined, they only made the
+# hot loop of advance() larger and slower.
+_COLD = {"inline": "never", **_NO_REFCOUNT}
 
 
 @njit(cache=True, inline=_INLINE)
@@ -322,18 +363,165 @@ def _dram_return(t, fp, chn, u):
     ch = int(u * fp[G_N_CH])
     now = _now_ns(t, fp)
     start = max(now + 0.5 * fp[G_L2_NS], chn[CH_FREE, ch])
-    svc = fp[G_SVC_MEMCYC] * 1000.0 / fp[R_MEM_MHZ]
+    svc = fp[R_SVC_NS]                         # G_SVC_MEMCYC * 1000 / R_MEM_MHZ
     chn[CH_FREE, ch] = start + svc
     chn[CH_BUSY, ch] += svc
-    end = start + svc + fp[G_DRAM_NS] + fp[G_DRAM_MEMCYC] * 1000.0 / fp[R_MEM_MHZ]
-    return (t + _cyc(fp[G_L2_CYC] + fp[G_DRAM_CYC])
-            + _ns_to_cycles(end + 0.5 * fp[G_L2_NS] - now, fp))
+    end = start + svc + fp[G_DRAM_NS] + fp[R_DRAM_MEM_NS]
+    return t + int(fp[R_DRAM_CYC]) + _ns_to_cycles(end + 0.5 * fp[G_L2_NS] - now, fp)
 
 
 @njit(cache=True, inline=_INLINE)
 def _l2_return(t, fp):
     """Cycle an L2 hit (or a write absorbed by L2) issued at t is answered."""
-    return t + _cyc(fp[G_L2_CYC]) + _ns_to_cycles(fp[G_L2_NS], fp)
+    return t + int(fp[R_L2_RET])
+
+
+@njit(cache=True, inline=_INLINE)
+def _derive(fp, gi):
+    """Fill the R_* values derived from the setting, and GS_EQ_SHIFT."""
+    fp[R_SVC_NS] = fp[G_SVC_MEMCYC] * 1000.0 / fp[R_MEM_MHZ]
+    fp[R_DRAM_MEM_NS] = fp[G_DRAM_MEMCYC] * 1000.0 / fp[R_MEM_MHZ]
+    fp[R_DRAM_CYC] = _cyc(fp[G_L2_CYC] + fp[G_DRAM_CYC])
+    fp[R_L2_RET] = _cyc(fp[G_L2_CYC]) + _ns_to_cycles(fp[G_L2_NS], fp)
+    period = int(fp[G_EQ_PERIOD])
+    shift = -1
+    for k in range(63):
+        if (1 << k) == period:
+            shift = k
+    gi[GS_EQ_SHIFT] = shift
+
+
+@njit(cache=True, inline=_INLINE)
+def _floor_period(x, period, shift):
+    """x // period; a shift where the period is a power of two (an integer division per
+    skipped gap cost more than the rest of _flush). Floor division both ways, x = -1 too."""
+    if shift >= 0:
+        return x >> shift
+    return x // period
+
+
+# --- The scheduler's warp sets -------------------------------------------------------------
+
+@njit(cache=True, inline=_INLINE)
+def _wm_add(wm, s, f, w):
+    wm[s, f, w >> 5] |= 1 << (w & 31)
+
+
+@njit(cache=True, inline=_INLINE)
+def _wm_del(wm, s, f, w):
+    wm[s, f, w >> 5] &= ~(1 << (w & 31))
+
+
+@njit(cache=True, inline=_INLINE)
+def _wm_has(wm, s, f, w):
+    return ((wm[s, f, w >> 5] >> (w & 31)) & 1) != 0
+
+
+@njit(cache=True, inline=_INLINE)
+def _low_bit(m):
+    """Index of the lowest set bit of a nonzero 32-bit word."""
+    return _DEBRUIJN[(((m & -m) * 0x077CB531) & 0xFFFFFFFF) >> 27]
+
+
+@njit(cache=True, inline=_INLINE)
+def _wait_add(s, w, on_load, si, wi, wm, wt):
+    """Warp w (not in the set) was found waiting until its WI_WAIT: add it to the set."""
+    _wm_add(wm, s, WM_WAIT, w)
+    si[s, SI_NW] += 1
+    if on_load:
+        si[s, SI_NW_MEM] += 1
+    r = wi[s, w, WI_WAIT]
+    wt[s, w] = r
+    si[s, SI_W_MIN] = min(si[s, SI_W_MIN], r)
+
+
+@njit(cache=True, inline=_INLINE)
+def _wait_del(s, w, si, wi, wm, wt):
+    """Take warp w out of the waiting set, if there (before its cached wait changes)."""
+    if not _wm_has(wm, s, WM_WAIT, w):
+        return
+    _wm_del(wm, s, WM_WAIT, w)
+    si[s, SI_NW] -= 1
+    if wi[s, w, WI_WMEM] == 1:
+        si[s, SI_NW_MEM] -= 1
+    if wt[s, w] <= si[s, SI_W_MIN]:
+        si[s, SI_W_MIN] = 0                    # it may have been the earliest: recount
+    wt[s, w] = BIG
+
+
+@njit(cache=True, inline=_INLINE)
+def _expire_waits(s, t, nw, si, wi, wm, wt):
+    """Once the earliest wait is reached, drop the warps whose wait ended by cycle t from the
+    waiting set (the scan visits them and looks at their operands again) and find the
+    earliest wait left."""
+    if t < si[s, SI_W_MIN]:
+        return
+    # one pass without data-dependent branches (those mispredicted), marking the warps whose
+    # wait ended in a bitmask per 32-warp word; then take those few out of the set
+    nxt = BIG
+    for j in range(wm.shape[2]):
+        ended = 0
+        for b in range(min(32, nw - (j << 5))):
+            w = (j << 5) + b
+            r = wt[s, w]
+            e = r <= t
+            ended |= (1 if e else 0) << b
+            wt[s, w] = BIG if e else r
+            nxt = min(nxt, BIG if e else r)
+        while ended != 0:
+            b = ended & -ended
+            ended ^= b
+            w = (j << 5) + _low_bit(b)
+            wm[s, WM_WAIT, j] &= ~b
+            si[s, SI_NW] -= 1
+            if wi[s, w, WI_WMEM] == 1:
+                si[s, SI_NW_MEM] -= 1
+    si[s, SI_W_MIN] = nxt
+
+
+@njit(cache=True, inline=_INLINE)
+def _blk_add(s, w, si, wm):
+    if not _wm_has(wm, s, WM_BLK, w):
+        _wm_add(wm, s, WM_BLK, w)
+        si[s, SI_N_BLK] += 1
+
+
+@njit(cache=True, inline=_INLINE)
+def _blk_del(s, w, si, wm):
+    if _wm_has(wm, s, WM_BLK, w):
+        _wm_del(wm, s, WM_BLK, w)
+        si[s, SI_N_BLK] -= 1
+
+
+@njit(cache=True, inline=_INLINE)
+def _candidates(wm, s, j, lo, hi, skip_blk):
+    """The warps of word j in positions [lo, hi) that _issue must visit: active, not known to
+    wait, and (``skip_blk``) not known to be blocked on the LSU, as a 32-bit mask."""
+    m = wm[s, WM_ACT, j] & ~wm[s, WM_WAIT, j]
+    if skip_blk:
+        m &= ~wm[s, WM_BLK, j]
+    base = j << 5
+    if lo > base:
+        m &= -(1 << (lo - base))
+    if hi < base + 32:
+        m &= (1 << (hi - base)) - 1
+    return m
+
+
+@njit(cache=True, inline=_INLINE)
+def _reset_warp_sets(s, sms):
+    """Forget which warps wait or are blocked (they are visited again): after WI_WAIT is
+    cleared for every warp, as at a clock switch."""
+    si, wm, wt = sms.si, sms.wm, sms.wt
+    for j in range(wm.shape[2]):
+        wm[s, WM_WAIT, j] = 0
+        wm[s, WM_BLK, j] = 0
+    for w in range(wt.shape[1]):
+        wt[s, w] = BIG
+    si[s, SI_NW] = 0
+    si[s, SI_NW_MEM] = 0
+    si[s, SI_W_MIN] = BIG
+    si[s, SI_N_BLK] = 0
 
 
 # --- CTAs: launch, retire, complete ---------------------------------------------------------
@@ -354,6 +542,7 @@ def _launch(s, t, gpu, prog, sms):
     ci[s, c, CI_SEQ] = gi[GS_CTA_NEXT]
     for w in range(c * nwpc, (c + 1) * nwpc):
         wi[s, w, WI_ST] = W_ACTIVE
+        _wm_add(sms.wm, s, WM_ACT, w)
         wi[s, w, WI_PC] = prog.pi[PI_PH_START, 0]
         wi[s, w, WI_PH] = 0
         wi[s, w, WI_IT] = 0
@@ -366,7 +555,7 @@ def _launch(s, t, gpu, prog, sms):
     gi[GS_CTA_NEXT] += 1
 
 
-@njit(cache=True, inline=_INLINE)
+@njit(cache=True, **_COLD)
 def _dispatch(s, t, gpu, prog, sms):
     """Fill SM s up to the CTA limit (the GPU-wide limit only gates new launches; callers
     launch only while the SM has no paused CTA). True if any."""
@@ -395,7 +584,7 @@ def _retire(s, w, gi, sms):
             si[s, SI_CTA_EV] = ci[s, c, CI_DONE]
 
 
-@njit(cache=True, inline=_INLINE)
+@njit(cache=True, **_COLD)
 def _complete_ctas(s, t, gi, sms):
     """Free the slots of CTAs whose last results arrived by cycle t."""
     si, wi, ci = sms.si, sms.wi, sms.ci
@@ -443,6 +632,9 @@ def _pause_excess(s, gi, sms):
         for w in range(best * nwpc, (best + 1) * nwpc):
             if wi[s, w, WI_ST] == W_ACTIVE:
                 wi[s, w, WI_ST] = W_PAUSED
+                _wm_del(sms.wm, s, WM_ACT, w)
+                _wait_del(s, w, si, wi, sms.wm, sms.wt)
+                _blk_del(s, w, si, sms.wm)
 
 
 @njit(cache=True, inline=_INLINE)
@@ -463,11 +655,12 @@ def _unpause(s, limit, gi, sms):
         for w in range(best * nwpc, (best + 1) * nwpc):
             if wi[s, w, WI_ST] == W_PAUSED:
                 wi[s, w, WI_ST] = W_ACTIVE
+                _wm_add(sms.wm, s, WM_ACT, w)
         any_ = True
     return any_
 
 
-@njit(cache=True, inline=_INLINE)
+@njit(cache=True, **_COLD)
 def _limit_sm(s, t, limit, gpu, prog, sms):
     """SM s under its own CTA limit (paper 001 section IV-B): pause active CTAs beyond it;
     while paused CTAs exist, a freed active slot unpauses one instead of asking the work
@@ -489,55 +682,131 @@ def _limit_sm(s, t, limit, gpu, prog, sms):
 # --- Start of an SM's cycle: skipped cycles, returning requests -----------------------------
 
 @njit(cache=True, inline=_INLINE)
+def _mshr_push(s, n, ret, miss, tsc, tsl, tsl_slot, mi):
+    """Add a miss to SM s's MSHR heap of ``n`` entries (sift up from row n)."""
+    k = n
+    while k > 0:
+        p = (k - 1) >> 1
+        if mi[s, p, MI_REL] <= ret:
+            break
+        for f in range(N_MI):
+            mi[s, k, f] = mi[s, p, f]
+        k = p
+    mi[s, k, MI_REL] = ret
+    mi[s, k, MI_MISS] = miss
+    mi[s, k, MI_TSC] = tsc
+    mi[s, k, MI_TSL] = tsl
+    mi[s, k, MI_TSL_SLOT] = tsl_slot
+
+
+@njit(cache=True, inline=_INLINE)
+def _mshr_pop(s, n, mi):
+    """Remove the root of SM s's MSHR heap of ``n`` entries (its last row sifts down)."""
+    m = n - 1
+    rel = mi[s, m, MI_REL]
+    miss = mi[s, m, MI_MISS]
+    tsc = mi[s, m, MI_TSC]
+    tsl = mi[s, m, MI_TSL]
+    tsl_slot = mi[s, m, MI_TSL_SLOT]
+    mi[s, m, MI_REL] = -1
+    if m == 0:
+        return
+    k = 0
+    while True:
+        c = 2 * k + 1
+        if c >= m:
+            break
+        if c + 1 < m and mi[s, c + 1, MI_REL] < mi[s, c, MI_REL]:
+            c += 1
+        if mi[s, c, MI_REL] >= rel:
+            break
+        for f in range(N_MI):
+            mi[s, k, f] = mi[s, c, f]
+        k = c
+    mi[s, k, MI_REL] = rel
+    mi[s, k, MI_MISS] = miss
+    mi[s, k, MI_TSC] = tsc
+    mi[s, k, MI_TSL] = tsl
+    mi[s, k, MI_TSL_SLOT] = tsl_slot
+
+
+@njit(cache=True, inline=_INLINE)
+def _sq_push(s, n, ack, qrel):
+    """Add a store to SM s's store-queue heap of ``n`` entries."""
+    k = n
+    while k > 0:
+        p = (k - 1) >> 1
+        if qrel[s, p] <= ack:
+            break
+        qrel[s, k] = qrel[s, p]
+        k = p
+    qrel[s, k] = ack
+
+
+@njit(cache=True, inline=_INLINE)
+def _sq_pop(s, n, qrel):
+    """Remove the root of SM s's store-queue heap of ``n`` entries."""
+    m = n - 1
+    x = qrel[s, m]
+    qrel[s, m] = -1
+    if m == 0:
+        return
+    k = 0
+    while True:
+        c = 2 * k + 1
+        if c >= m:
+            break
+        if c + 1 < m and qrel[s, c + 1] < qrel[s, c]:
+            c += 1
+        if qrel[s, c] >= x:
+            break
+        qrel[s, k] = qrel[s, c]
+        k = c
+    qrel[s, k] = x
+
+
+@njit(cache=True, inline=_INLINE)
 def _releases(s, t, width, sms):
     """Free MSHRs and store-queue entries whose request completed by cycle t.
 
     A returning load i updates CRIT's P_global = max(P_global, P_i + L_i) (paper 004 section
     3.1.1) and CRISP's adjusted load critical path the same way (paper 000 section 3.6), with
     L_i counted from the L1 miss (paper 000 section 2.2). The issue-slot LCP counts in slots
-    (``width`` per cycle), so its latencies are scaled by ``width``.
+    (``width`` per cycle), so its latencies are scaled by ``width``. Returns come off the
+    heaps' roots in time order; the maxima do not depend on the order.
     """
     si, mi, qrel = sms.si, sms.mi, sms.qrel
     if t >= si[s, SI_MSHR_NEXT]:
-        nxt = BIG
-        for k in range(mi.shape[1]):
-            r = mi[s, k, MI_REL]
-            if r < 0:
-                continue
-            if r <= t:
-                lat = r - mi[s, k, MI_MISS]
-                if mi[s, k, MI_TSC] + lat > si[s, SI_CRIT]:
-                    si[s, SI_CRIT] = mi[s, k, MI_TSC] + lat
-                if mi[s, k, MI_TSL] + lat > si[s, SI_LCP]:
-                    si[s, SI_LCP] = mi[s, k, MI_TSL] + lat
-                if mi[s, k, MI_TSL_SLOT] + lat * width > si[s, SI_LCP_SLOT]:
-                    si[s, SI_LCP_SLOT] = mi[s, k, MI_TSL_SLOT] + lat * width
-                mi[s, k, MI_REL] = -1
-                si[s, SI_MSHR_BUSY] -= 1
-            elif r < nxt:
-                nxt = r
-        si[s, SI_MSHR_NEXT] = nxt
+        n = si[s, SI_MSHR_BUSY]
+        while n > 0 and mi[s, 0, MI_REL] <= t:
+            lat = mi[s, 0, MI_REL] - mi[s, 0, MI_MISS]
+            if mi[s, 0, MI_TSC] + lat > si[s, SI_CRIT]:
+                si[s, SI_CRIT] = mi[s, 0, MI_TSC] + lat
+            if mi[s, 0, MI_TSL] + lat > si[s, SI_LCP]:
+                si[s, SI_LCP] = mi[s, 0, MI_TSL] + lat
+            if mi[s, 0, MI_TSL_SLOT] + lat * width > si[s, SI_LCP_SLOT]:
+                si[s, SI_LCP_SLOT] = mi[s, 0, MI_TSL_SLOT] + lat * width
+            _mshr_pop(s, n, mi)
+            n -= 1
+        si[s, SI_MSHR_BUSY] = n
+        si[s, SI_MSHR_NEXT] = mi[s, 0, MI_REL] if n > 0 else BIG
     if t >= si[s, SI_SQ_NEXT]:
-        nxt = BIG
-        for k in range(qrel.shape[1]):
-            r = qrel[s, k]
-            if r < 0:
-                continue
-            if r <= t:
-                qrel[s, k] = -1
-                si[s, SI_SQ_BUSY] -= 1
-            elif r < nxt:
-                nxt = r
-        si[s, SI_SQ_NEXT] = nxt
+        n = si[s, SI_SQ_BUSY]
+        while n > 0 and qrel[s, 0] <= t:
+            _sq_pop(s, n, qrel)
+            n -= 1
+        si[s, SI_SQ_BUSY] = n
+        si[s, SI_SQ_NEXT] = qrel[s, 0] if n > 0 else BIG
 
 
 @njit(cache=True, inline=_INLINE)
-def _flush(s, b, fp, sms, cnt):
+def _flush(s, b, gpu, sms, cnt):
     """Count SM s's skipped cycles up to b (inclusive) with its last idle classification.
 
     Equalizer samples every G_EQ_PERIOD cycles (paper 001 section IV): each multiple of the
     period inside the gap is one sample of the unchanged warp states.
     """
+    fp, gi = gpu.fp, gpu.gi
     si, sg, acc, se = sms.si, cnt.sg, cnt.acc, cnt.se
     a = si[s, SI_GAP]
     if b < a:
@@ -546,7 +815,8 @@ def _flush(s, b, fp, sms, cnt):
     for k in range(A_CLASS0, A_EQ0):
         acc[k] += n * sg[s, k - A_CLASS0]
     period = int(fp[G_EQ_PERIOD])
-    m = b // period - (a - 1) // period
+    shift = gi[GS_EQ_SHIFT]
+    m = _floor_period(b, period, shift) - _floor_period(a - 1, period, shift)
     if m > 0:
         acc[A_EQ_SAMPLES] += m
         se[s, E_SAMPLES] += m
@@ -645,7 +915,7 @@ def _next_instruction(s, w, o, is_mem, gi, pi, sms):
     its last instruction retires, or waits in W_LSU while the LSU finishes its last memory
     instruction (_lsu retires it).
     """
-    wi, ci = sms.wi, sms.ci
+    wi, ci, wm = sms.wi, sms.ci, sms.wm
     nwpc = gi[K_WPC]
     fin = False
     ph = wi[s, w, WI_PH]
@@ -663,6 +933,7 @@ def _next_instruction(s, w, o, is_mem, gi, pi, sms):
     wi[s, w, WI_PC] = pc
     if o == OP_BAR:
         wi[s, w, WI_ST] = W_BARRIER
+        _wm_del(wm, s, WM_ACT, w)
         c = w // nwpc
         ci[s, c, CI_BAR] += 1
         if ci[s, c, CI_BAR] == nwpc:
@@ -674,7 +945,9 @@ def _next_instruction(s, w, o, is_mem, gi, pi, sms):
                     _retire(s, w2, gi, sms)
                 else:
                     wi[s, w2, WI_ST] = W_ACTIVE
+                    _wm_add(wm, s, WM_ACT, w2)
     elif fin:
+        _wm_del(wm, s, WM_ACT, w)
         if is_mem:
             wi[s, w, WI_ST] = W_LSU
         else:
@@ -689,73 +962,133 @@ def _issue(s, t, sample, gpu, prog, sms, cnt):
     operands are ready (_operand_wait) and its unit takes the instruction (_unit_issue). On an
     Equalizer sample cycle the scan goes on past full issue to count every warp's state (paper
     001 section IV); otherwise it stops there. Returns a Scan.
+
+    Only the warps whose answer is not known are visited (_candidates, in the same order):
+    a warp in the waiting set (WM_WAIT) would only return its cached wait, and while the LSU is
+    busy a warp in the blocked set (WM_BLK) would only find the LSU busy, so both sets are
+    counted as a whole. Where the order matters (a blocked warp visited before the issue slots
+    are used up sets ``lsu_blocked``; after, on a sample cycle, it does not) the blocked set is
+    visited instead: on sample cycles, and while the LSU is free (the first blocked warp
+    visited then takes it, so none of the rest has been visited yet when it is taken). A
+    non-sample cycle that fills its issue slots uses nothing but ``n_iss``.
     """
-    gi, si, wi, done, pi = gpu.gi, sms.si, sms.wi, sms.done, prog.pi
+    gi, si, wi, done, wm, wt, pi = gpu.gi, sms.si, sms.wi, sms.done, sms.wm, sms.wt, prog.pi
     width = int(gpu.fp[G_ISSUE_WIDTH])
     nw = gi[K_SLOTS] * gi[K_WPC]
+    _expire_waits(s, t, nw, si, wi, wm, wt)
     n_iss = 0
     n_alu = 0
-    mem_raw = False
-    alu_raw = False
     lsu_new = False
-    lsu_blocked = False
     struct = False
-    n_act = 0
-    n_wait = 0
     n_xalu = 0
+    # the waiting set, as the scan would count each of its warps
+    n_wait = si[s, SI_NW]
+    n_act = n_wait
+    mem_raw = si[s, SI_NW_MEM] > 0
+    alu_raw = si[s, SI_NW_MEM] < n_wait
+    ev = si[s, SI_W_MIN]
+    # the blocked set while the LSU is busy
+    skip_blk = si[s, SI_LSU_W] >= 0 and not sample
     n_xmem = 0
-    ev = BIG
+    lsu_blocked = False
+    if skip_blk:
+        n_act += si[s, SI_N_BLK]
+        n_xmem += si[s, SI_N_BLK]
+        lsu_blocked = si[s, SI_N_BLK] > 0
     rr = si[s, SI_RR]
     last = -1
-    for k in range(nw):
-        w = rr + k
-        if w >= nw:
-            w -= nw
-        if wi[s, w, WI_ST] != W_ACTIVE:
+    # Positions rr..nw-1, then 0..rr-1, a word of candidates at a time. Only an issue can
+    # change the sets at later positions (a barrier releasing warps further on, which a full
+    # scan visits this cycle; the LSU being taken), so the word is read again after one.
+    # With both sets empty (as on a compute-bound SM) every active warp is a candidate: the
+    # positions are then walked one by one, which is cheaper than picking bits.
+    dense = si[s, SI_NW] == 0 and si[s, SI_N_BLK] == 0
+    stop = False
+    for lap in range(2):
+        lo = rr if lap == 0 else 0
+        hi = nw if lap == 0 else rr
+        if stop or lo >= hi:
             continue
-        n_act += 1
-        r, on_load = _operand_wait(s, w, t, pi, wi, done)
-        if r > t:
-            n_wait += 1
-            if on_load:
-                mem_raw = True
+        j = lo >> 5
+        m = 0 if dense else _candidates(wm, s, j, lo, hi, skip_blk)
+        p = lo
+        while True:
+            if dense:
+                if p >= hi:
+                    break
+                w = p
+                p += 1
+                if wi[s, w, WI_ST] != W_ACTIVE:
+                    continue
             else:
-                alu_raw = True
-            if r < ev:
-                ev = r
-            continue
-        i = wi[s, w, WI_PC]
-        o = pi[PI_OP, i]
-        is_mem = o == OP_LD or o == OP_ST or o == OP_SH
-        if n_iss >= width:
-            # Issue slots are used up; scanning on only for Equalizer's sample.
-            if is_mem:
-                n_xmem += 1
-            elif o != OP_BAR:
+                while m == 0:
+                    j += 1
+                    if (j << 5) >= hi:
+                        break
+                    m = _candidates(wm, s, j, j << 5, hi, skip_blk)
+                if m == 0:
+                    break
+                b = m & -m
+                m ^= b
+                w = (j << 5) + _low_bit(b)
+            n_act += 1
+            r, on_load = _operand_wait(s, w, t, pi, wi, done)
+            if r > t:
+                n_wait += 1
+                if on_load:
+                    mem_raw = True
+                else:
+                    alu_raw = True
+                if r < ev:
+                    ev = r
+                if r - t >= W_LONG:
+                    _wait_add(s, w, on_load, si, wi, wm, wt)
+                continue
+            i = wi[s, w, WI_PC]
+            o = pi[PI_OP, i]
+            is_mem = o == OP_LD or o == OP_ST or o == OP_SH
+            if n_iss >= width:
+                # Issue slots are used up; scanning on only for Equalizer's sample.
+                if is_mem:
+                    n_xmem += 1
+                    _blk_add(s, w, si, wm)
+                elif o != OP_BAR:
+                    n_xalu += 1
+                continue
+            u = _unit_issue(s, w, i, o, t, n_alu, gpu, prog, sms, cnt)
+            if u == U_UNIT_BUSY:
+                struct = True
                 n_xalu += 1
-            continue
-        u = _unit_issue(s, w, i, o, t, n_alu, gpu, prog, sms, cnt)
-        if u == U_UNIT_BUSY:
-            struct = True
-            n_xalu += 1
-            if o == OP_SFU and si[s, SI_SFU_FREE] < ev:
-                ev = si[s, SI_SFU_FREE]
-            continue
-        if u == U_LSU_BUSY:
-            n_xmem += 1
-            lsu_blocked = True
-            continue
-        if o == OP_ALU:
-            n_alu += 1
-        elif is_mem:
-            lsu_new = True
-        n_iss += 1
-        last = w
-        if not is_mem and done[s, w, i] > wi[s, w, WI_LD]:
-            wi[s, w, WI_LD] = done[s, w, i]
-        _next_instruction(s, w, o, is_mem, gi, pi, sms)
-        if n_iss >= width and not sample:
-            break
+                if o == OP_SFU and si[s, SI_SFU_FREE] < ev:
+                    ev = si[s, SI_SFU_FREE]
+                continue
+            if u == U_LSU_BUSY:
+                n_xmem += 1
+                lsu_blocked = True
+                _blk_add(s, w, si, wm)
+                continue
+            if o == OP_ALU:
+                n_alu += 1
+            elif is_mem:
+                lsu_new = True
+                _blk_del(s, w, si, wm)
+                if not skip_blk and not sample:
+                    # the LSU is taken: every blocked warp left finds it busy
+                    skip_blk = True
+                    n_act += si[s, SI_N_BLK]
+                    n_xmem += si[s, SI_N_BLK]
+                    if si[s, SI_N_BLK] > 0:
+                        lsu_blocked = True
+            n_iss += 1
+            last = w
+            if not is_mem and done[s, w, i] > wi[s, w, WI_LD]:
+                wi[s, w, WI_LD] = done[s, w, i]
+            _next_instruction(s, w, o, is_mem, gi, pi, sms)
+            if n_iss >= width and not sample:
+                stop = True
+                break
+            if not dense:
+                m = _candidates(wm, s, j, w + 1, hi, skip_blk)
     cnt.acc[A_INSTS] += n_iss
     if n_alu > 0:
         cnt.acc[A_ALU_BUSY] += 1
@@ -802,9 +1135,6 @@ def _load_transaction(s, t, i, gpu, prog, sms, cnt):
         else:
             acc[A_DRAM_RD] += 1
             ret = _dram_return(t, fp, gpu.chn, _uniform(rng, s))
-        k = 0
-        while mi[s, k, MI_REL] >= 0:
-            k += 1
         if si[s, SI_LEAD_UNTIL] <= t:
             # A miss while no leading load is outstanding starts a new cluster: it is a
             # leading load (LEAD) and a contributor miss (MISS), counted from the L1 miss
@@ -813,13 +1143,10 @@ def _load_transaction(s, t, i, gpu, prog, sms, cnt):
             # outstanding (LEAD = A + B + D = 18, MISS = 3 misses).
             si[s, SI_LEAD_UNTIL] = ret
             acc[A_MISS] += 1
-        mi[s, k, MI_REL] = ret
-        mi[s, k, MI_MISS] = t
         si[s, SI_MSHR_OCC] += ret - t
         # CRIT and CRISP copy the running critical path into the miss's timestamp.
-        mi[s, k, MI_TSC] = si[s, SI_CRIT]
-        mi[s, k, MI_TSL] = si[s, SI_LCP]
-        mi[s, k, MI_TSL_SLOT] = si[s, SI_LCP_SLOT]
+        _mshr_push(s, si[s, SI_MSHR_BUSY], ret, t, si[s, SI_CRIT], si[s, SI_LCP],
+                   si[s, SI_LCP_SLOT], mi)
         si[s, SI_MSHR_BUSY] += 1
         if ret < si[s, SI_MSHR_NEXT]:
             si[s, SI_MSHR_NEXT] = ret
@@ -845,10 +1172,7 @@ def _store_transaction(s, t, i, gpu, prog, sms, cnt):
     else:
         acc[A_L2_HIT] += 1
         ack = _l2_return(t, fp)
-    k = 0
-    while qrel[s, k] >= 0:
-        k += 1
-    qrel[s, k] = ack
+    _sq_push(s, si[s, SI_SQ_BUSY], ack, qrel)
     si[s, SI_SQ_BUSY] += 1
     si[s, SI_SQ_OCC] += ack - t
     if ack < si[s, SI_SQ_NEXT]:
@@ -893,6 +1217,7 @@ def _lsu(s, t, gpu, prog, sms, cnt):
         if r > wi[s, w, WI_LD]:
             wi[s, w, WI_LD] = r
         si[s, SI_LSU_W] = -1
+        _wait_del(s, w, si, wi, sms.wm, sms.wt)
         wi[s, w, WI_WAIT] = 0                  # its result is now known: re-check the warp
         if wi[s, w, WI_ST] == W_LSU:
             _retire(s, w, gpu.gi, sms)
@@ -980,42 +1305,72 @@ def _crisp_class(s, sc, width, lsu, lsu_op, load_out, fp, si):
 
 
 @njit(cache=True, inline=_INLINE)
-def _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, sms, cnt):
+def _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, keep, sms, cnt):
     """Count a cycle short of full issue, and keep its classification in sg for _flush.
 
     A cycle of an SM with no resident CTA is empty, in no class: it lasts as long as the SMs
-    that still have work take, so it is neither computation nor memory.
+    that still have work take, so it is neither computation nor memory. ``keep``: the SM
+    skips the cycles after this one, so _flush will count them with this classification
+    (sg is read for nothing else, so it is written only then).
     """
     si, sg, acc, se = sms.si, cnt.sg, cnt.acc, cnt.se
     n_iss = sc.n_iss
     empty = si[s, SI_N_CTAS] == 0
     idle = 0.0 if empty else (width - n_iss) / width
-    o0 = A_CLASS0
-    sg[s, A_STALL - o0] = 1.0 if (n_iss == 0 and load_out) else 0.0
-    sg[s, A_LOAD_STALL - o0] = 1.0 if cls == A_LOAD_STALL else 0.0
-    sg[s, A_STORE_STALL - o0] = 1.0 if cls == A_STORE_STALL else 0.0
-    sg[s, A_COMPUTE - o0] = 1.0 if cls == A_COMPUTE else 0.0
-    sg[s, A_LOAD_OUT - o0] = 1.0 if load_out else 0.0
-    sg[s, A_OVL_COMP - o0] = 1.0 if (load_out and cls == A_COMPUTE) else 0.0
-    sg[s, A_MEM_STALL - o0] = 1.0 if lsu == 2 else 0.0
-    sg[s, A_WRITE_STALL - o0] = 1.0 if lsu == 3 else 0.0
-    sg[s, A_WARPS - o0] = si[s, SI_LIVE]
-    sg[s, A_SLOT_LOAD_STALL - o0] = idle if slot_rule == A_LOAD_STALL else 0.0
-    sg[s, A_SLOT_STORE_STALL - o0] = idle if slot_rule == A_STORE_STALL else 0.0
-    sg[s, A_EMPTY - o0] = 1.0 if empty else 0.0
-    sg[s, A_EQ_ACTIVE - o0] = sc.n_act
-    sg[s, A_EQ_WAIT - o0] = sc.n_wait
-    sg[s, A_EQ_XALU - o0] = sc.n_xalu
-    sg[s, A_EQ_XMEM - o0] = sc.n_xmem
-    for k in range(A_CLASS0, A_EQ0):
-        acc[k] += sg[s, k - o0]
+    stall = 1.0 if (n_iss == 0 and load_out) else 0.0
+    load_stall = 1.0 if cls == A_LOAD_STALL else 0.0
+    store_stall = 1.0 if cls == A_STORE_STALL else 0.0
+    compute = 1.0 if cls == A_COMPUTE else 0.0
+    lo = 1.0 if load_out else 0.0
+    ovl = 1.0 if (load_out and cls == A_COMPUTE) else 0.0
+    mem_stall = 1.0 if lsu == 2 else 0.0
+    write_stall = 1.0 if lsu == 3 else 0.0
+    warps = float(si[s, SI_LIVE])
+    slot_load = idle if slot_rule == A_LOAD_STALL else 0.0
+    slot_store = idle if slot_rule == A_STORE_STALL else 0.0
+    emp = 1.0 if empty else 0.0
+    acc[A_STALL] += stall
+    acc[A_LOAD_STALL] += load_stall
+    acc[A_STORE_STALL] += store_stall
+    acc[A_COMPUTE] += compute
+    acc[A_LOAD_OUT] += lo
+    acc[A_OVL_COMP] += ovl
+    acc[A_MEM_STALL] += mem_stall
+    acc[A_WRITE_STALL] += write_stall
+    acc[A_WARPS] += warps
+    acc[A_SLOT_LOAD_STALL] += slot_load
+    acc[A_SLOT_STORE_STALL] += slot_store
+    acc[A_EMPTY] += emp
     if sample:
         acc[A_EQ_SAMPLES] += 1
         acc[A_EQ_ISSUED] += n_iss
         se[s, E_SAMPLES] += 1
-        for k in range(A_EQ0, N_ACC):
-            acc[k] += sg[s, k - o0]
-            se[s, E_ACTIVE + k - A_EQ0] += sg[s, k - o0]
+        acc[A_EQ_ACTIVE] += sc.n_act
+        acc[A_EQ_WAIT] += sc.n_wait
+        acc[A_EQ_XALU] += sc.n_xalu
+        acc[A_EQ_XMEM] += sc.n_xmem
+        se[s, E_ACTIVE] += sc.n_act
+        se[s, E_WAIT] += sc.n_wait
+        se[s, E_XALU] += sc.n_xalu
+        se[s, E_XMEM] += sc.n_xmem
+    if keep:
+        o0 = A_CLASS0
+        sg[s, A_STALL - o0] = stall
+        sg[s, A_LOAD_STALL - o0] = load_stall
+        sg[s, A_STORE_STALL - o0] = store_stall
+        sg[s, A_COMPUTE - o0] = compute
+        sg[s, A_LOAD_OUT - o0] = lo
+        sg[s, A_OVL_COMP - o0] = ovl
+        sg[s, A_MEM_STALL - o0] = mem_stall
+        sg[s, A_WRITE_STALL - o0] = write_stall
+        sg[s, A_WARPS - o0] = warps
+        sg[s, A_SLOT_LOAD_STALL - o0] = slot_load
+        sg[s, A_SLOT_STORE_STALL - o0] = slot_store
+        sg[s, A_EMPTY - o0] = emp
+        sg[s, A_EQ_ACTIVE - o0] = sc.n_act
+        sg[s, A_EQ_WAIT - o0] = sc.n_wait
+        sg[s, A_EQ_XALU - o0] = sc.n_xalu
+        sg[s, A_EQ_XMEM - o0] = sc.n_xmem
     if cls == A_LOAD_STALL:
         si[s, SI_LCP] += 1                     # adjusted LCP: load stalls add 1 cycle each
     if slot_rule == A_LOAD_STALL and not empty:
@@ -1038,17 +1393,17 @@ def _next_event(s, ev, si):
 
 
 @njit(cache=True, inline=_INLINE)
-def _sm_cycle(s, t, skip, launched, gpu, prog, sms, cnt):
+def _sm_cycle(s, t, sample, skip, launched, gpu, prog, sms, cnt):
     """Simulate cycle t of SM s: issue, one LSU step, classify the cycle, pick its next cycle.
 
     The scheduler (_issue) scans resident warps in loose round-robin order and issues up to
     G_ISSUE_WIDTH ready instructions (at most G_ALU_WIDTH ALU ops, one new memory instruction
     when the LSU is free, the SFU when it is free); an instruction is ready when the
-    scoreboard has its producers' results (done <= t). Returns the instructions issued.
+    scoreboard has its producers' results (done <= t). ``sample``: t is an Equalizer sample
+    cycle. Returns the instructions issued.
     """
     si, acc = sms.si, cnt.acc
     width = int(gpu.fp[G_ISSUE_WIDTH])
-    sample = t % int(gpu.fp[G_EQ_PERIOD]) == 0
     sc = _issue(s, t, sample, gpu, prog, sms, cnt)
     lsu_op, lsu = _memory_step(s, t, gpu, prog, sms, cnt)
     load_out = si[s, SI_MSHR_BUSY] > 0
@@ -1062,8 +1417,9 @@ def _sm_cycle(s, t, skip, launched, gpu, prog, sms, cnt):
         si[s, SI_NEXT] = t + 1
         return sc.n_iss
     cls, slot_rule = _crisp_class(s, sc, width, lsu, lsu_op, load_out, gpu.fp, si)
-    _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, sms, cnt)
-    if not skip or sc.n_iss > 0 or lsu == 1 or launched:
+    busy = not skip or sc.n_iss > 0 or lsu == 1 or launched
+    _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, not busy, sms, cnt)
+    if busy:
         si[s, SI_NEXT] = t + 1
     else:
         # Idle: nothing changes before the next event, so skip to it.
@@ -1073,7 +1429,7 @@ def _sm_cycle(s, t, skip, launched, gpu, prog, sms, cnt):
 
 # --- Intervals and the public kernels -------------------------------------------------------
 
-@njit(cache=True, inline=_INLINE)
+@njit(cache=True, **_COLD)
 def _end_interval(t_end, gpu, sms, cnt):
     """Close an interval at cycle t_end: read CRIT and CRISP's critical paths, then restart them.
 
@@ -1147,50 +1503,59 @@ def advance(boundary, cycle_end, skip, gpu, prog, sms, cnt):
     """
     fp, gi, si = gpu.fp, gpu.gi, sms.si
     n_sm = gi[GS_N_SM]
+    _derive(fp, gi)
+    period = int(fp[G_EQ_PERIOD])
     while True:
         t = BIG
         for s in range(n_sm):
             if si[s, SI_NEXT] < t:
                 t = si[s, SI_NEXT]
+        # The SMs due at t, in index order, listed without a branch (whether an SM is due is
+        # as good as random, and a mispredicted test per SM per step cost more than this).
+        n_due = 0
+        for s in range(n_sm):
+            si[n_due, SI_DUE] = s
+            n_due += 1 if si[s, SI_NEXT] == t else 0
         if t >= cycle_end and t < BIG:
             # Nothing happens before cycle_end: close the interval before any event of t.
             for s in range(n_sm):
-                _flush(s, cycle_end - 1, fp, sms, cnt)
+                _flush(s, cycle_end - 1, gpu, sms, cnt)
             _end_interval(cycle_end, gpu, sms, cnt)
             gi[GS_T] = cycle_end
             return ST_BOUNDARY
         limit = min(gi[GS_CTA_LIMIT], gi[K_SLOTS])
-        for s in range(n_sm):
-            if si[s, SI_NEXT] == t:
-                # Each helper is entered only when it has work.
-                if si[s, SI_GAP] < t:
-                    _flush(s, t - 1, fp, sms, cnt)
-                if t >= si[s, SI_MSHR_NEXT] or t >= si[s, SI_SQ_NEXT]:
-                    _releases(s, t, int(fp[G_ISSUE_WIDTH]), sms)
-                if t >= si[s, SI_CTA_EV]:
-                    _complete_ctas(s, t, gi, sms)
-                si[s, SI_LAUNCHED] = 0
-                if si[s, SI_PAUSED] == 0 and si[s, SI_N_CTAS] <= si[s, SI_LIMIT]:
-                    # nothing paused, nothing to pause (always so without per-SM limits)
-                    if si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
-                        si[s, SI_LAUNCHED] = 1 if _dispatch(s, t, gpu, prog, sms) else 0
-                else:
-                    si[s, SI_LAUNCHED] = 1 if _limit_sm(s, t, limit, gpu, prog, sms) else 0
+        for k in range(n_due):
+            s = si[k, SI_DUE]
+            # Each helper is entered only when it has work.
+            if si[s, SI_GAP] < t:
+                _flush(s, t - 1, gpu, sms, cnt)
+            if t >= si[s, SI_MSHR_NEXT] or t >= si[s, SI_SQ_NEXT]:
+                _releases(s, t, int(fp[G_ISSUE_WIDTH]), sms)
+            if t >= si[s, SI_CTA_EV]:
+                _complete_ctas(s, t, gi, sms)
+            si[s, SI_LAUNCHED] = 0
+            if si[s, SI_PAUSED] == 0 and si[s, SI_N_CTAS] <= si[s, SI_LIMIT]:
+                # nothing paused, nothing to pause (always so without per-SM limits)
+                if si[s, SI_N_CTAS] < limit and gi[GS_CTA_NEXT] < gi[K_N_CTAS]:
+                    si[s, SI_LAUNCHED] = 1 if _dispatch(s, t, gpu, prog, sms) else 0
+            else:
+                si[s, SI_LAUNCHED] = 1 if _limit_sm(s, t, limit, gpu, prog, sms) else 0
         if gi[GS_CTAS_DONE] == gi[K_N_CTAS] and _drained(n_sm, si):
             for s in range(n_sm):
-                _flush(s, t - 1, fp, sms, cnt)
+                _flush(s, t - 1, gpu, sms, cnt)
             _end_interval(t, gpu, sms, cnt)
             gi[GS_T] = t
             return ST_DONE
         if t >= BIG:
             return ST_DEADLOCK
-        for s in range(n_sm):
-            if si[s, SI_NEXT] == t:
-                gi[GS_INSTS] += _sm_cycle(s, t, skip, si[s, SI_LAUNCHED] == 1, gpu, prog, sms,
-                                          cnt)
+        sample = _floor_period(t, period, gi[GS_EQ_SHIFT]) * period == t
+        for k in range(n_due):
+            s = si[k, SI_DUE]
+            gi[GS_INSTS] += _sm_cycle(s, t, sample, skip, si[s, SI_LAUNCHED] == 1, gpu, prog, sms,
+                                      cnt)
         if gi[GS_INSTS] >= boundary:
             for s in range(n_sm):
-                _flush(s, t, fp, sms, cnt)
+                _flush(s, t, gpu, sms, cnt)
             _end_interval(t + 1, gpu, sms, cnt)
             gi[GS_T] = t + 1
             return ST_BOUNDARY
@@ -1218,6 +1583,8 @@ def switch_setting(t, old_ns, new_ns, switch_ns, gpu, prog, sms):
     """
     pi = prog.pi
     si, wi, done, ci, mi, qrel = sms.si, sms.wi, sms.done, sms.ci, sms.mi, sms.qrel
+    # _rescale_stamp never reverses the order of two stamps, so the MSHR and store-queue
+    # heaps stay heaps.
     for s in range(gpu.gi[GS_N_SM]):
         nxt = BIG
         for k in range(mi.shape[1]):
@@ -1248,4 +1615,5 @@ def switch_setting(t, old_ns, new_ns, switch_ns, gpu, prog, sms):
                 if ci[s, c, CI_ST] == 2:
                     nxt = min(nxt, ci[s, c, CI_DONE])
         si[s, SI_CTA_EV] = nxt
+        _reset_warp_sets(s, sms)               # every WI_WAIT was cleared
         si[s, SI_NEXT] = t

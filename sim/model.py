@@ -327,7 +327,7 @@ class Simulation:
         self.si[:, K.SI_LIMIT] = self.slots
         self.si[:, K.SI_LSU_W] = -1
         self.si[:, K.SI_LSU_PEND] = -1
-        for col in (K.SI_MSHR_NEXT, K.SI_SQ_NEXT, K.SI_CTA_EV):
+        for col in (K.SI_MSHR_NEXT, K.SI_SQ_NEXT, K.SI_CTA_EV, K.SI_W_MIN):
             self.si[:, col] = K.BIG
         self.sg = np.zeros((n, K.N_ACC - K.A_CLASS0))
         self.acc = np.zeros(K.N_ACC)
@@ -339,6 +339,8 @@ class Simulation:
         self.mi = np.zeros((n, int(g.gp[K.G_N_MSHR]), K.N_MI), i64)
         self.mi[:, :, K.MI_REL] = -1
         self.qrel = np.full((n, int(g.gp[K.G_SQ_SIZE])), -1, i64)
+        self.wm = np.zeros((n, K.N_WM, (n_w + 31) // 32), i64)      # 32 warps to a word
+        self.wt = np.full((n, n_w), K.BIG, i64)
         self.chn = np.zeros((2, int(g.gp[K.G_N_CH])))
         # One independent stream per SM, drawn from a numpy Generator seeded by the run's seed.
         self.rng = np.random.default_rng(self.seed).integers(
@@ -347,7 +349,7 @@ class Simulation:
         self.gpu_state = K.Gpu(self.fp, self.gi, self.chn)
         self.program = K.Program(self.pi, self.pf)
         self.sm_state = K.SmState(self.si, self.wi, self.done, self.ci, self.mi, self.qrel,
-                                  self.rng)
+                                  self.rng, self.wm, self.wt)
         self.counters = K.Counters(self.acc, self.sg, self.se)
         self.k.initial_fill(self.gpu_state, self.program, self.sm_state)
 

@@ -158,7 +158,9 @@ def test_energy_split_and_voltage_scaling(gtx480):
     hi, lo = (simulate(gtx480, k, core_mhz=f, interval_instructions=10_000) for f in (700, 100))
     dyn_hi, dyn_lo = col(hi, "core_dynamic_j").sum(), col(lo, "core_dynamic_j").sum()
     assert dyn_lo == pytest.approx(dyn_hi * 0.55 ** 2)           # same events, (V/V0)^2
-    p_static = lambda r: col(r, "core_static_j").sum() / (r.run["time_ns"] * 1e-9)
+    def p_static(r):
+        return col(r, "core_static_j").sum() / (r.run["time_ns"] * 1e-9)
+
     assert p_static(lo) == pytest.approx(41.9 * 0.55)             # static ~ V
     total = sum(col(hi, c).sum() for c in ("core_dynamic_j", "core_static_j", "dram_dynamic_j",
                                            "dram_static_j", "other_j"))
@@ -198,3 +200,50 @@ def test_a_clock_of_zero_is_an_error_not_the_nominal_clock():
     for core, mem in ((0, None), (None, 0)):
         with pytest.raises(ConfigError, match="outside gtx480's"):
             Simulation(gpu, suite.kernel("compute_fma"), core, mem)
+
+
+def _check_engine_structures(sim):
+    """The bookkeeping the engine keeps for speed agrees with the state it summarises."""
+    from sim import _kernels as K
+
+    si, wi, wm, wt = sim.si, sim.wi, sim.wm, sim.wt
+    n_w = wi.shape[1]
+    bits = np.array([[[(wm[s, f, w >> 5] >> (w & 31)) & 1 for w in range(n_w)]
+                      for f in range(K.N_WM)] for s in range(sim.n_sm)], dtype=bool)
+    act, wait, blk = bits[:, K.WM_ACT], bits[:, K.WM_WAIT], bits[:, K.WM_BLK]
+    assert np.array_equal(act, wi[:, :, K.WI_ST] == K.W_ACTIVE)
+    assert not np.any(wait & ~act) and not np.any(blk & ~act) and not np.any(wait & blk)
+    assert np.array_equal(si[:, K.SI_NW], wait.sum(1))
+    assert np.array_equal(si[:, K.SI_NW_MEM], (wait & (wi[:, :, K.WI_WMEM] == 1)).sum(1))
+    assert np.array_equal(si[:, K.SI_N_BLK], blk.sum(1))
+    assert np.all(wt[~wait] == K.BIG)
+    assert np.all(wt[wait] == wi[:, :, K.WI_WAIT][wait])
+    for s in range(sim.n_sm):
+        if wait[s].any():       # the earliest wait, or 0 (to be recounted)
+            assert si[s, K.SI_W_MIN] in (0, wt[s].min())
+        # MSHRs and store queue: heaps on their release cycle over their busy rows
+        for rel, n in ((sim.mi[s, :, K.MI_REL], si[s, K.SI_MSHR_BUSY]),
+                       (sim.qrel[s], si[s, K.SI_SQ_BUSY])):
+            assert np.all(rel[:n] >= 0) and np.all(rel[n:] == -1)
+            assert all(rel[(k - 1) // 2] <= rel[k] for k in range(1, n))
+            if n:
+                assert rel[:n].min() == rel[0]
+
+
+@pytest.mark.parametrize("name", ["mem_stream", "store_scatter", "shared_matmul",
+                                  "phase_alternating", "cache_reuse"])
+def test_engine_bookkeeping_stays_consistent(gtx480, name):
+    from sim.model import Setting, Simulation
+
+    k = reduced(name, ctas=40, scale=0.05)
+    sim = Simulation(gtx480, k, n_sm=3, epoch_cycles=700)
+    plan = {1: (Setting(300, 924, 8), (1, 2, 8)), 3: (Setting(700, 785.4, 8), None),
+            5: (Setting(500, 924, 2), (2, 1, 1))}
+    while (row := sim.step()) is not None:
+        _check_engine_structures(sim)
+        if row["idx"] in plan and not sim.finished:
+            setting, limits = plan[row["idx"]]
+            sim.apply(Setting(setting.core_mhz, setting.mem_mhz,
+                              min(setting.ctas_per_sm, sim.slots)))
+            sim.apply_sm_limits(limits)
+            _check_engine_structures(sim)

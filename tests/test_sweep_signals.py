@@ -23,6 +23,9 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 REPO = Path(__file__).resolve().parent.parent
 GRID = ("--core-mhz", "700", "--mem-mhz", "924")
 SHORTS = ("short1", "short2", "short3", "short4")
+# ~5 s of simulation at 700 MHz (sim 7060df6): far longer than the short runs take, with room
+# for a loaded machine (at ~1 s, CI once stored the long run before the kill came)
+LONG_ITERATIONS = 6000
 
 
 def suite_file(tmp_path: Path, long_iterations: int) -> Path:
@@ -161,7 +164,7 @@ def wait_gone(processes: dict[int, int], timeout: float = 5.0) -> list[int]:
 
 
 def test_kill_9_leaves_no_process_and_the_same_command_resumes(tmp_path):
-    suite = suite_file(tmp_path, long_iterations=1000)  # ~4 s
+    suite = suite_file(tmp_path, LONG_ITERATIONS)
     db = fresh(tmp_path)
     command = sweep_command(db, suite)
     proc = start(command, tmp_path / "sweep.log")
@@ -190,9 +193,9 @@ def test_kill_9_leaves_no_process_and_the_same_command_resumes(tmp_path):
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_sigterm_and_sighup_end_the_sweep_and_its_workers_and_keep_finished_runs(tmp_path,
                                                                                  signum):
-    # ~4 s: the sweep stops once the running simulations end (their results are dropped;
+    # the sweep stops once the running simulations end (their results are dropped;
     # killing a worker mid-write can deadlock the pool on Python 3.11)
-    suite = suite_file(tmp_path, long_iterations=1000)
+    suite = suite_file(tmp_path, LONG_ITERATIONS)
     db = fresh(tmp_path)
     log = tmp_path / "sweep.log"
     proc = start(sweep_command(db, suite), log)

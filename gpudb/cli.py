@@ -429,6 +429,47 @@ def query(obj: Context, name, list_queries, params, fmt):
 
 
 @cli.command()
+@click.argument("name", required=False)
+@click.option("--list", "list_plots", is_flag=True,
+              help="List the plots with the paper figure each reproduces.")
+@param_option
+@click.option("--out", type=click.Path(dir_okay=False),
+              help="Figure file; its suffix picks the format: .png, .svg or .pdf.")
+@click.option("--dpi", default=100, show_default=True, type=click.IntRange(10, 1200),
+              help="Resolution of a PNG.")
+@output_options
+@click.pass_obj
+@friendly_errors
+def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
+    """Draw a stored analysis as a figure (matplotlib: pip install 'gpudb[plot]'), or list them.
+
+    -p NAME VALUE sets a parameter of the plot's stored query (see gpudb query --list) or of
+    the plot itself (e.g. metric).
+
+    Example:
+
+        gpudb plot error_by_target --out error_by_target.png
+        gpudb plot clock_trace -p kernel_id default/twoslope_lm -p predictor crisp --out t.svg
+    """
+    from gpudb import plots
+
+    if list_plots or not name:
+        rows = [(p.name, p.figure, ", ".join(p.queries), ", ".join(plots.parameters(p)),
+                 p.description) for p in plots.registry().values()]
+        output_rows(["plot", "paper figure", "queries", "parameters", "description"], rows, fmt)
+        return
+    if not out:
+        raise GpudbError("--out FILE is required (.png, .svg or .pdf)")
+    plots.check_out(out)
+    con = obj.connect(read_only=True)
+    try:
+        path = plots.render(con, name, dict(params), out, dpi=dpi)
+    finally:
+        con.close()
+    click.echo(f"wrote {path}", err=True)
+
+
+@cli.command()
 @click.argument("statement", required=False)
 @output_options
 @click.pass_obj

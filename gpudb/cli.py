@@ -15,7 +15,7 @@ import duckdb
 
 from gpudb import db, trust
 from gpudb.db import GpudbError, first_row
-from gpudb.output import FORMATS, error_line, fetch, format_rows
+from gpudb.output import FORMATS, HUMAN_FORMATS, error_line, fetch, format_rows
 from gpudb.predictors import names as predictor_names
 
 
@@ -220,7 +220,7 @@ def info(obj: Context, fmt):
         foreign = trust.foreign_objects(con)
     finally:
         con.close()
-    if fmt == "table":
+    if fmt in HUMAN_FORMATS:
         click.echo(f"database:      {obj.path}")
         click.echo(f"schema:        version {meta['schema_version']} "
                    f"(this gpudb: {meta['gpudb_schema_version']})")
@@ -426,6 +426,47 @@ def query(obj: Context, name, list_queries, params, fmt):
     finally:
         con.close()
     output_rows(columns, rows, fmt)
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--list", "list_plots", is_flag=True,
+              help="List the plots with the paper figure each reproduces.")
+@param_option
+@click.option("--out", type=click.Path(dir_okay=False),
+              help="Figure file; its suffix picks the format: .png, .svg or .pdf.")
+@click.option("--dpi", default=100, show_default=True, type=click.IntRange(10, 1200),
+              help="Resolution of a PNG.")
+@output_options
+@click.pass_obj
+@friendly_errors
+def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
+    """Draw a stored analysis as a figure (matplotlib: pip install 'gpudb[plot]'), or list them.
+
+    -p NAME VALUE sets a parameter of the plot's stored query (see gpudb query --list) or of
+    the plot itself (e.g. metric).
+
+    Example:
+
+        gpudb plot error_by_target --out error_by_target.png
+        gpudb plot clock_trace -p kernel_id default/twoslope_lm -p predictor crisp --out t.svg
+    """
+    from gpudb import plots
+
+    if list_plots or not name:
+        rows = [(p.name, p.figure, ", ".join(p.queries), ", ".join(plots.parameters(p)),
+                 p.description) for p in plots.registry().values()]
+        output_rows(["plot", "paper figure", "queries", "parameters", "description"], rows, fmt)
+        return
+    if not out:
+        raise GpudbError("--out FILE is required (.png, .svg or .pdf)")
+    plots.check_out(out)
+    con = obj.connect(read_only=True)
+    try:
+        path = plots.render(con, name, dict(params), out, dpi=dpi)
+    finally:
+        con.close()
+    click.echo(f"wrote {path}", err=True)
 
 
 @cli.command()
@@ -688,7 +729,7 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str) ->
                                                     granularity)
     finally:
         con.close()
-    if fmt == "table":
+    if fmt in HUMAN_FORMATS:
         if absent:
             click.echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
                        f"; none from {', '.join(absent)} (the interval-level models read "
@@ -697,7 +738,7 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str) ->
         click.echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
                    f"{scope.gpu}, {_suite_label(scope)}:")
     output_rows(per_predictor.columns, per_predictor.rows, fmt)
-    if fmt == "table":
+    if fmt in HUMAN_FORMATS:
         click.echo("\nMAPE (%) by kernel, over all targets:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
 
@@ -716,21 +757,21 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
     finally:
         con.close()
     if not summary.rows:
-        if fmt == "table":
+        if fmt in HUMAN_FORMATS:
             click.echo(f"\nno predictions from base {base[0]:g}/{base[1]:g} MHz (core/memory)"
                        " with a known actual time")
         return
-    if fmt == "table":
+    if fmt in HUMAN_FORMATS:
         click.echo(f"\ncore x memory accuracy (paper 003) from base {base[0]:g}/{base[1]:g} MHz "
                    "(core/memory), MAPE (%) over every target setting, the base included; "
                    f"wangchu_fit_cv: fitted on the other kernels ({folds} folds by kernel):")
     output_rows(summary.columns, summary.rows, fmt)
     if heat.rows:
-        if fmt == "table":
+        if fmt in HUMAN_FORMATS:
             click.echo("\nMAPE (%) by target, core MHz down, memory MHz across "
                        "(query error_by_setting):")
         output_rows(heat.columns, heat.rows, fmt)
-    if fmt == "table":
+    if fmt in HUMAN_FORMATS:
         click.echo("\nMAPE (%) by kernel over every target, with the case of paper 003 "
                    "section V the model picks at the base:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
@@ -754,7 +795,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                                                 max_loss_pct)) for objective in objectives]
             what = "mean savings (%) against the highest P-state"
         else:
-            if fmt == "table":
+            if fmt in HUMAN_FORMATS:
                 click.echo(f"{scope.gpu} has whole runs only (no per-interval runs to replay a "
                            "controller on): static optimal over its (SM, core, memory) "
                            "settings, the first row the mean over its kernels")
@@ -764,7 +805,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
     finally:
         con.close()
     for objective, table in tables:
-        if fmt == "table":
+        if fmt in HUMAN_FORMATS:
             click.echo(f"\n{what}, objective {objective}"
                        + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
                           else "") + f", {scope.gpu}, {_suite_label(scope)}:")
@@ -857,7 +898,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, fmt):
     if not rows:
         raise GpudbError(f"no Equalizer runs of suite {suite_name} on {gpu} in {obj.path}: "
                          f"run gpudb --db {obj.path} evaluate equalizer --gpu {gpu}")
-    if fmt == "table":
+    if fmt in HUMAN_FORMATS:
         click.echo(f"Equalizer and the static operating points against nominal, {gpu}, "
                    f"suite {suite_name} (geometric means; 'all' over every kernel):")
     output_rows(columns, rows, fmt)
@@ -891,14 +932,14 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
     if not kernels.rows:
         raise GpudbError(f"no per-interval counters for {scope.gpu} ({_suite_label(scope)}): "
                          "workload classes need simulated runs")
-    if fmt == "table":
+    if fmt in HUMAN_FORMATS:
         click.echo(f"shares of the time at the highest core P-state by category and paper 000 "
                    f"class ('all' summarises), {scope.gpu}, {_suite_label(scope)}:")
     output_rows(summary.columns, summary.rows, fmt)
-    if fmt == "table":
+    if fmt in HUMAN_FORMATS:
         click.echo("\nper kernel:")
     output_rows(kernels.columns, kernels.rows, fmt)
-    if fmt == "table":
+    if fmt in HUMAN_FORMATS:
         click.echo("\n" + "\n".join(PAPER_CLASSES))
 
 
@@ -1044,14 +1085,14 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
             if rows:  # the last one trained is the GPU's default from now on
                 click.echo(f"latest model_id {rows[-1][columns.index('model_id')]} (the "
                            "default of view prediction and the accuracy queries)",
-                           err=fmt != "table")
+                           err=fmt not in HUMAN_FORMATS)
         else:
             report = wu_model.train_wu(
                 con, gpu_id, base=wu_model.parse_base(base), train_fraction=train_fraction,
                 seed=seed, clusters=clusters, features=names, power=not no_power)
             columns, rows = wu_model.validation_table(con, report.model_id)
-            click.echo(f"model_id {report.model_id}", err=fmt != "table")
-            click.echo(report.summary(), err=fmt != "table")
+            click.echo(f"model_id {report.model_id}", err=fmt not in HUMAN_FORMATS)
+            click.echo(report.summary(), err=fmt not in HUMAN_FORMATS)
     finally:
         con.close()
     output_rows(columns, rows, fmt)
@@ -1097,7 +1138,7 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
         con.close()
     click.echo(f"calibration_id {calibration_id} (method least_squares): RMS time error "
                f"{result.rms_error_pct:.2f}% over {result.n_rows} (kernel, setting) pairs",
-               err=fmt != "table")
+               err=fmt not in HUMAN_FORMATS)
     output_rows(["parameter", "value", "unit", "identified"],
                 [(k, v, UNITS[k], result.identified[k])
                  for k, v in result.params.items()], fmt)
@@ -1174,9 +1215,9 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
         summary = (f"{report.runs_added} runs simulated, {report.runs_reused} reused; baseline "
                    f"{report.baseline[0]:g}/{report.baseline[1]:g} MHz")
     click.echo(f"calibration_id {report.calibration_id} ({report.gpu_id}, {report.method}; "
-               f"{summary}; {report.seconds:.1f} s)", err=fmt != "table")
+               f"{summary}; {report.seconds:.1f} s)", err=fmt not in HUMAN_FORMATS)
     output_rows(*report.table(), fmt)
-    if report.method == "microbenchmark" and fmt == "table":
+    if report.method == "microbenchmark" and fmt in HUMAN_FORMATS:
         con = obj.connect(read_only=True)
         try:
             columns, rows = cal.eq4_points(con, report.gpu_id)

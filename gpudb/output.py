@@ -1,5 +1,9 @@
-"""Printing result rows as an aligned table, CSV or JSON: the one output path of the CLI;
-fetching the rows to print, and DuckDB's errors as one line."""
+"""Printing result rows as an aligned table, a Markdown table, CSV or JSON: the one output path
+of the CLI; fetching the rows to print, and DuckDB's errors as one line.
+
+Tables are laid out by tabulate (pure Python, its 'simple' and 'github' formats); gpudb formats
+each cell itself first, so tabulate only aligns: numbers to 4 significant digits, text cut to
+the terminal's width."""
 
 from __future__ import annotations
 
@@ -10,12 +14,17 @@ import io
 import json
 import math
 import re
+import shutil
 from typing import TYPE_CHECKING
+
+from tabulate import MIN_PADDING, tabulate
 
 if TYPE_CHECKING:
     import duckdb
 
-FORMATS = ("table", "csv", "json")
+FORMATS = ("table", "markdown", "csv", "json")
+# the formats read by people, which commands may surround with titles and notes
+HUMAN_FORMATS = ("table", "markdown")
 
 # DuckDB's error kind at the start of its messages ("Binder Error: ", "Invalid Input Error: ")
 _ERROR_KIND = re.compile(r"^(?:[A-Z][A-Za-z]* )+Error: ")
@@ -57,14 +66,64 @@ def fetch(con: duckdb.DuckDBPyConnection, sql: str,
     return columns, rel.fetchall()
 
 
+# floats in [1e-3, 1e7) print as plain decimals; outside it, with an exponent
+_PLAIN_RANGE = (1e-3, 1e7)
+_DIGITS = 4
+# a text column narrowed to fit the terminal keeps at least this many characters
+_MIN_TEXT_WIDTH = 8
+_ELLIPSIS = "\u2026"
+_COLUMN_GAP = 2  # tabulate's 'simple' format puts two spaces between columns
+
+
+def _number(value: float) -> str:
+    """A float to 4 significant digits, without an exponent in the plain range."""
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
+    rounded = float(f"{value:.{_DIGITS}g}")
+    if rounded == 0:
+        return "0"
+    if not _PLAIN_RANGE[0] <= abs(rounded) < _PLAIN_RANGE[1]:
+        mantissa, exponent = f"{value:.{_DIGITS - 1}e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{exponent}"
+    decimals = max(0, _DIGITS - 1 - math.floor(math.log10(abs(rounded))))
+    text = f"{rounded:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool)
+
+
 def _cell(value) -> str:
     if value is None:
         return ""
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return str(value)
-        return f"{value:.6g}" if abs(value) < 1e15 else f"{value:.6e}"
-    return str(value)
+    if isinstance(value, (float, decimal.Decimal)):
+        return _number(float(value))
+    return " ".join(str(value).splitlines())  # one line per row, for grep and head
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + _ELLIPSIS
+
+
+def _fit(columns: list[str], cells: list[list[str]], numeric: list[bool],
+         width: int) -> list[list[str]]:
+    """Cells with the text columns cut (with an ellipsis) to one common width, the widest
+    that lets the table fit in ``width`` characters; numbers and headers are never cut."""
+    # tabulate makes a column at least MIN_PADDING wider than its header
+    widths = [max([len(c) + MIN_PADDING] + [len(row[i]) for row in cells])
+              for i, c in enumerate(columns)]
+    text = [i for i, num in enumerate(numeric) if not num]
+    if sum(widths) + _COLUMN_GAP * (len(widths) - 1) <= width or not text:
+        return cells
+    fixed = sum(w for i, w in enumerate(widths) if numeric[i]) + _COLUMN_GAP * (len(widths) - 1)
+    cap = max(widths[i] for i in text)
+    while cap > _MIN_TEXT_WIDTH and fixed + sum(
+            max(min(widths[i], cap), len(columns[i]) + MIN_PADDING) for i in text) > width:
+        cap -= 1
+    limits = [max(cap, len(columns[i]) + MIN_PADDING) for i in range(len(columns))]
+    return [[cell if numeric[i] else _shorten(cell, limits[i]) for i, cell in enumerate(row)]
+            for row in cells]
 
 
 def _json_value(value):
@@ -81,8 +140,10 @@ def _json_value(value):
 
 
 def format_rows(columns: list[str], rows: list[tuple], fmt: str = "table") -> str:
-    """Rows rendered in `fmt` ('table', 'csv' or 'json'); floats in tables to 6 digits,
-    in CSV and JSON at full precision."""
+    """Rows rendered in `fmt`: 'table' (aligned, numbers right-aligned, floats to 4
+    significant digits, text cut to a terminal's width, a row count below) or 'markdown'
+    (a GitHub table, nothing cut) for notes and reports; 'csv' and 'json' at full precision.
+    NULL is an empty cell (null in JSON)."""
     if fmt == "json":
         records = [{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows]
         return json.dumps(records, indent=1) + "\n"
@@ -92,16 +153,27 @@ def format_rows(columns: list[str], rows: list[tuple], fmt: str = "table") -> st
         writer.writerow(columns)
         writer.writerows(["" if v is None else v for v in row] for row in rows)
         return buffer.getvalue()
-    cells = [[_cell(v) for v in row] for row in rows]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows)
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown output format {fmt!r} (formats: {', '.join(FORMATS)})")
+    numeric = [any(_is_number(row[i]) for row in rows)
+               and all(_is_number(row[i]) or row[i] is None for row in rows)
                for i in range(len(columns))]
+    cells = [[_cell(v) for v in row] for row in rows]
+    align = ["right" if num else "left" for num in numeric]
+    if fmt == "markdown":
+        def escape(text: str) -> str:
+            return text.replace("|", "\\|")  # a bare | would end the cell
 
-    def line(values):
-        return "  ".join(v.rjust(w) if num else v.ljust(w)
-                         for v, w, num in zip(values, widths, numeric, strict=True)).rstrip()
-
-    out = [line(columns), line(["-" * w for w in widths])]
-    out += [line(r) for r in cells]
-    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    return "\n".join(out) + "\n"
+        # blank lines around it: a table right after a line of text would continue its paragraph
+        return "\n" + tabulate([[escape(c) for c in row] for row in cells],
+                               [escape(c) for c in columns], tablefmt="github",
+                               disable_numparse=True, colalign=align) + "\n\n"
+    # a terminal's width (or $COLUMNS); printed to a pipe or file (width 0), nothing is cut,
+    # so ids and descriptions reach grep and scripts whole
+    width = shutil.get_terminal_size(fallback=(0, 0)).columns
+    if width:
+        cells = _fit(columns, cells, numeric, width)
+    table = tabulate(cells, columns, tablefmt="simple", disable_numparse=True, colalign=align)
+    lines = [line.rstrip() for line in table.splitlines()]
+    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(lines) + "\n"

@@ -108,8 +108,8 @@ def test_control_stores_one_closed_loop_run_per_kernel(sim):
     for kernel, run in runs.items():
         _, time_ns, energy_j, run_id = printed[kernel]
         assert run_id == run["run_id"]
-        assert float(time_ns) == pytest.approx(run["time_ns"], rel=1e-5)
-        assert float(energy_j) == pytest.approx(run["energy_j"], rel=1e-5)
+        assert float(time_ns) == pytest.approx(run["time_ns"], rel=5e-4)
+        assert float(energy_j) == pytest.approx(run["energy_j"], rel=5e-4)
         assert (run["gpu_id"], run["core_mhz"], run["mem_mhz"], run["interval_instructions"]) == (
             "gtx480", TOP_MHZ, 924.0, INTERVAL)
         steps = intervals(sim.db, run["run_id"])

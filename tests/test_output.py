@@ -1,0 +1,77 @@
+"""Output formats: tables (4 significant digits, right-aligned numbers, text cut to the
+terminal's width), Markdown, and CSV/JSON at full precision."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from gpudb.cli import cli
+from gpudb.output import format_rows
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (1234.5678, "1235"), (700.0, "700"), (12.345678, "12.35"), (-3.14159, "-3.142"),
+    (0.001234567, "0.001235"), (1234567.8, "1235000"), (0.0, "0"),
+    # outside [1e-3, 1e7): an exponent
+    (0.000123456, "1.235e-04"), (12345678.9, "1.235e+07"), (1e8, "1e+08"),
+    (float("nan"), "nan"),
+])
+def test_table_floats_have_4_significant_digits(value, text):
+    out = format_rows(["x"], [(value,)])
+    assert out.splitlines()[2].strip() == text
+
+
+def test_table_aligns_numbers_right_text_left_and_prints_null_empty(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    out = format_rows(["kernel", "n", "t_ns"], [("a", 3, 1.5), ("longer", 12345, None)])
+    lines = out.splitlines()
+    assert lines[0].split() == ["kernel", "n", "t_ns"]
+    assert lines[2] == "a             3     1.5"
+    assert lines[3] == "longer    12345"  # NULL: an empty cell (and no trailing blanks)
+    assert lines[-1] == "(2 rows)"
+
+
+def test_table_cuts_long_text_to_the_terminal_width(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    description = "a long description " * 10
+    out = format_rows(["query", "n", "description"], [("mape_by_kernel", 1, description)])
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 60
+    assert lines[2].endswith("\u2026") and lines[2].startswith("mape_by_kernel")
+    # wide enough: nothing cut
+    monkeypatch.setenv("COLUMNS", "400")
+    assert description.strip() in format_rows(["query", "n", "description"],
+                                              [("mape_by_kernel", 1, description)])
+
+
+def test_markdown_is_a_github_table_with_pipes_escaped():
+    out = format_rows(["kernel", "mape_pct"], [("a|b", 4.123456), ("c", None)], "markdown")
+    lines = out.strip().splitlines()
+    assert lines[0].replace(" ", "") == "|kernel|mape_pct|"
+    assert lines[1].replace("-", "") .replace(" ", "") == "|||"
+    assert lines[2].replace(" ", "") == "|a\\|b|4.123|"
+    assert lines[3].replace(" ", "") == "|c||"
+
+
+def test_csv_and_json_keep_full_precision():
+    rows = [("a", 0.000123456789, 12345678.9, None)]
+    columns = ["k", "small", "big", "none"]
+    parsed = list(csv.reader(io.StringIO(format_rows(columns, rows, "csv"))))
+    assert parsed == [columns, ["a", "0.000123456789", "12345678.9", ""]]
+    assert json.loads(format_rows(columns, rows, "json")) == [
+        {"k": "a", "small": 0.000123456789, "big": 12345678.9, "none": None}]
+
+
+def test_sql_prints_markdown(tiny_db):
+    result = CliRunner().invoke(cli, ["--db", str(tiny_db), "sql", "--format", "markdown",
+                                      "SELECT kernel_id, time_ns / 3 AS t FROM run "
+                                      "ORDER BY kernel_id, time_ns LIMIT 1"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[0].replace(" ", "") == "|kernel_id|t|"
+    assert lines[2].replace(" ", "") == "|tiny/alpha|500000|"  # 1.5 ms / 3

@@ -1,0 +1,260 @@
+"""gpudb plot: each plot's data is its stored query's rows (checked against the query run on
+its own, on real DuckDB files), every plot renders a PNG, and the command's errors are one
+line with no file written."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from click.testing import CliRunner
+
+import gpudb
+from gpudb import plots
+from gpudb.cli import cli
+from gpudb.predictors import registry as predictor_registry
+from gpudb.queries import get_query, run_query
+
+pytest.importorskip("matplotlib", reason="plots need the gpudb[plot] extra (matplotlib)")
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def wu_db(tmp_path_factory):
+    """The synthetic 2x2x2 grid of test_wu_model with a wu model at every base setting."""
+    pytest.importorskip("sklearn", reason="training needs the gpudb[ml] extra (scikit-learn)")
+    from test_wu_model import build_synthetic
+
+    from gpudb.wu_model import train_many
+
+    path = tmp_path_factory.mktemp("plots") / "wu.duckdb"
+    build_synthetic(path)
+    con = gpudb.connect(path)
+    try:
+        train_many(con, "toy", cluster_counts=(2,))
+    finally:
+        con.close()
+    return path
+
+
+def data_and_rows(path, name, params=None, query=None):
+    """(the plot's data, the rows of its query run on its own with the same parameters)."""
+    plot = plots.get(name)
+    con = gpudb.connect(path, read_only=True)
+    try:
+        results, values = plots.fetch_results(con, plot, params or {})
+        query = query or plot.queries[0]
+        taken = {k: v for k, v in values.items() if k in get_query(query).params}
+        columns, rows = run_query(con, query, taken)
+    finally:
+        con.close()
+    return plot.data(results, values), [dict(zip(columns, r, strict=True)) for r in rows]
+
+
+def same(a, b) -> bool:
+    """Equal numbers, NULL and NaN alike."""
+    if a is None or b is None or (isinstance(a, float) and math.isnan(a)):
+        return (a is None or math.isnan(a)) and (b is None or math.isnan(b))
+    return a == pytest.approx(float(b), rel=1e-12, abs=1e-12)  # DECIMAL columns too
+
+
+def test_error_by_target_data_is_the_query(query_db):
+    data, rows = data_and_rows(query_db, "error_by_target")
+    assert data.targets_mhz == sorted({r["target_core_mhz"] for r in rows})
+    cells = 0
+    for r in rows:
+        j = data.targets_mhz.index(r["target_core_mhz"])
+        assert same(data.mean_pct[r["predictor"]][j], r["mean_error_pct"])
+        assert same(data.low_pct[r["predictor"]][j], r["min_error_pct"])
+        assert same(data.high_pct[r["predictor"]][j], r["max_error_pct"])
+        cells += 1
+    # every other cell is a gap
+    assert sum(not math.isnan(v) for s in data.mean_pct.values() for v in s) == cells
+
+
+def test_mape_by_kernel_data_is_the_query_with_the_papers_mean(query_db):
+    data, rows = data_and_rows(query_db, "mape_by_kernel", {"gpu_id": "gtx480"})
+    assert data.kernels == [r["kernel_id"] for r in rows]
+    assert "crisp" in data.mape_pct
+    for p, values in data.mape_pct.items():
+        assert all(same(v, r[f"{p}_pct"]) for v, r in zip(values, rows, strict=True))
+        scored = [r[f"{p}_pct"] for r in rows if r[f"{p}_pct"] is not None]
+        assert data.mean_pct[p] == pytest.approx(sum(scored) / len(scored))
+    paper = {p.name: p.paper_000_mape_pct for p in predictor_registry()}
+    assert data.paper_pct["crisp"] == paper["crisp"] == 4.0
+    # a predictor with no prediction on these runs has no bars
+    assert all(any(r[f"{p}_pct"] is not None for r in rows) for p in data.mape_pct)
+
+
+@pytest.mark.parametrize("objective", ["edp", "energy"])
+def test_savings_summary_data_is_the_query_with_the_bounds(query_db, objective):
+    data, rows = data_and_rows(query_db, "savings_summary", {"objective": objective})
+    assert {r["guard"] for r in rows} <= {"paper", ""}  # the papers' controller by default
+    column = f"{objective}_saving_pct"
+    assert data.metric == objective and data.categories[-1] == "all"
+    for r in rows:
+        name = r["predictor"] if r["policy"] == "replay" else r["policy"]
+        series = data.controllers if r["policy"] == "replay" else data.bounds
+        assert same(series[name][data.categories.index(r["category"])], r[column])
+    assert set(data.bounds) == {"dynamic_optimal", "static_optimal", "perfect_memoryless"}
+    if objective == "edp":  # paper 000 figure 11's average, for the papers' predictors only
+        assert data.paper_pct == {"crisp": 10.7}
+    else:
+        assert data.paper_pct == {}
+
+
+def test_fraction_of_potential_data_is_the_query(query_db):
+    data, rows = data_and_rows(query_db, "fraction_of_potential")
+    overall = {(r["predictor"] or r["policy"]): r["fraction_realised"]
+               for r in rows if r["kernel_id"] is None}
+    assert set(data.policies) == set(overall)
+    assert all(same(f, overall[p]) for p, f in zip(data.policies, data.fraction, strict=True))
+    for r in (r for r in rows if r["kernel_id"] is not None):
+        k = data.kernels.index(r["kernel_id"])
+        assert same(data.potential_pct[k], r["potential_pct"])
+        if r["policy"] == "replay":
+            assert same(data.saving_pct[r["predictor"]][k], r["saving_pct"])
+    assert data.paper == {}  # paper 004's fractions are of energy savings
+    energy, _ = data_and_rows(query_db, "fraction_of_potential", {"objective": "energy"})
+    assert energy.paper == {}  # none of paper 004's predictors (critbw, stall, lead) was run
+
+
+def test_clock_trace_data_is_the_two_queries(query_db):
+    params = {"kernel_id": "tiny/mem", "predictor": "crisp"}
+    data, rows = data_and_rows(query_db, "clock_trace", params)
+    assert (data.gpu_id, data.kernel_id) == ("gtx480", "tiny/mem")
+    assert set(data.core_mhz) == {"crisp", "dynamic_optimal", "static_optimal",
+                                  "perfect_memoryless"}
+    for name, mhz in data.core_mhz.items():
+        mine = [r for r in rows if (r["predictor"] or r["policy"]) == name]
+        assert mhz == [r["core_mhz"] for r in mine]
+        times = [r["time_ns"] for r in mine]
+        assert data.start_ms[name] == pytest.approx(
+            [sum(times[:i]) / 1e6 for i in range(len(times))])
+        assert data.end_ms[name] == pytest.approx(sum(times) / 1e6)
+    _, shares = data_and_rows(query_db, "clock_trace", params, query="interval_shares")
+    assert len(shares) == len(data.top_start_ms) > 1
+    for name, values in data.shares.items():
+        assert all(same(v, r[name]) for v, r in zip(values, shares, strict=True))
+        assert all(0 <= v <= 1 for v in values)
+
+
+def test_equalizer_data_is_the_query_with_the_papers_figures(query_db):
+    data, rows = data_and_rows(query_db, "equalizer_vs_static")
+    rows = [r for r in rows if r["kernel_id"] is None]
+    for r in rows:
+        c = data.categories.index(r["category"])
+        assert same(data.speedup_pct[r["policy"]][c], r["speedup_pct"])
+        assert same(data.energy_change_pct[r["policy"]][c], r["energy_change_pct"])
+        assert same(data.paper_speedup_pct[r["policy"]][c], r["paper_001_speedup_pct"])
+    assert data.paper_speedup_pct["equalizer performance"][data.categories.index("all")] == 22.0
+
+
+def test_error_by_setting_data_is_the_query(query_db):
+    data, rows = data_and_rows(query_db, "error_by_setting", {"metric": "mean_error"})
+    heat = data[0]
+    predictor = heat.title.split(":")[0]
+    mine = [r for r in rows if r["predictor"] == predictor and r["target_core_mhz"] is not None]
+    assert heat.xs == sorted({r["target_core_mhz"] for r in mine})
+    assert heat.ys == sorted({r["target_mem_mhz"] for r in mine})
+    for r in mine:
+        i, j = heat.ys.index(r["target_mem_mhz"]), heat.xs.index(r["target_core_mhz"])
+        assert same(heat.values[i][j], r["mean_error_pct"])
+
+
+def test_run_by_setting_data_is_the_query(query_db, wu_db):
+    # the tiny measured GPU: a 2x2 core x memory grid of two kernels, by hand in conftest
+    data, rows = data_and_rows(query_db, "run_by_setting",
+                               {"gpu_id": "tiny", "kernel_id": "tiny/alpha", "metric": "time"})
+    heat = data[0]
+    assert (heat.xs, heat.ys) == ([500.0, 1000.0], [800.0, 1600.0])
+    assert heat.values == [[4e6, 2e6], [3e6, 1.5e6]]  # ms in the CSV, ns here
+    assert [r["time_ns"] for r in rows] == [4e6, 3e6, 2e6, 1.5e6]
+    # averaged: the kernels' geometric mean relative to the highest setting
+    data, rows = data_and_rows(wu_db, "run_by_setting", {"metric": "edp"})
+    heat = data[0]
+    for r in rows:
+        i, j = heat.ys.index(r["mem_mhz"]), heat.xs.index(r["core_mhz"])
+        assert same(heat.values[i][j], r["edp_ratio"])
+    assert heat.values[-1][-1] == pytest.approx(1.0)
+
+
+def test_wu_error_by_base_data_is_the_query(wu_db):
+    data, rows = data_and_rows(wu_db, "wu_error_by_base")
+    top = max(r["base_core_mhz"] for r in rows)
+    mine = [r for r in rows if r["base_core_mhz"] == top]
+    for heat, what in zip(data, ("time", "power"), strict=True):
+        assert (heat.xs, heat.ys) == ([2, 4], [800.0, 1600.0])
+        for r in mine:
+            i, j = heat.ys.index(r["base_mem_mhz"]), heat.xs.index(r["base_n_sm"])
+            assert same(heat.values[i][j], r[f"{what}_mape_pct"])
+
+
+def test_every_plot_renders_a_png(query_db, wu_db, tmp_path):
+    for name in plots.registry():
+        db = wu_db if name == "wu_error_by_base" else query_db
+        out = tmp_path / f"{name}.png"
+        con = gpudb.connect(db, read_only=True)
+        try:
+            plots.render(con, name, {}, out)
+        finally:
+            con.close()
+        assert out.read_bytes()[:8] == PNG and out.stat().st_size > 1000, name
+    # nothing but the figures: the temporary files are gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"{n}.png" for n in plots.registry())
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_plot_command_lists_the_plots_and_writes_svg(query_db, tmp_path):
+    listed = invoke("--db", query_db, "plot", "--list", "--format", "csv")
+    assert listed.exit_code == 0, listed.output
+    for name, plot in plots.registry().items():
+        assert f"{name},{plot.figure}," in listed.output
+    assert "paper 000 figure 8" in listed.output
+    out = tmp_path / "trace.svg"
+    result = invoke("--db", query_db, "plot", "clock_trace", "-p", "kernel_id", "tiny/alu",
+                    "--out", out)
+    assert result.exit_code == 0, result.output
+    assert out.read_text().lstrip().startswith("<?xml") and "<svg" in out.read_text()
+    assert "Example:" in invoke("plot", "--help").output
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["error_by_target", "--out", "{tmp}/f.jpg"], "--out must end in .png, .svg, .pdf"),
+    (["error_by_target", "--out", "{tmp}/nowhere/f.png"], "no folder"),
+    (["error_by_target"], "--out FILE is required"),
+    (["nope", "--out", "{tmp}/f.png"], "no plot 'nope' (see `gpudb plot --list`)"),
+    (["error_by_target", "-p", "colour", "red", "--out", "{tmp}/f.png"],
+     "plot error_by_target has no parameter 'colour'"),
+    (["run_by_setting", "-p", "metric", "speed", "--out", "{tmp}/f.png"],
+     "plot run_by_setting: metric must be one of edp, time, power (got 'speed')"),
+    (["savings_summary", "-p", "objective", "fast", "--out", "{tmp}/f.png"],
+     "query savings_summary: objective must be one of"),
+    (["clock_trace", "-p", "kernel_id", "tiny/none", "--out", "{tmp}/f.png"],
+     "plot clock_trace: query clock_trace has no rows"),
+])
+def test_plot_errors_are_one_line_and_write_nothing(query_db, tmp_path, args, message):
+    (tmp_path / "f.png").write_bytes(b"an older figure")  # left as it was
+    result = invoke("--db", query_db, "plot", *[a.format(tmp=tmp_path) for a in args])
+    assert result.exit_code == 1, result.output
+    assert result.output.count("\n") == 1 and message in result.output, result.output
+    assert "Traceback" not in result.output
+    assert (tmp_path / "f.png").read_bytes() == b"an older figure"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png"]
+
+
+def test_plot_without_matplotlib_says_how_to_install_it(query_db, tmp_path, monkeypatch):
+    import sys
+
+    for module in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as where it is not installed
+    result = invoke("--db", query_db, "plot", "error_by_target", "--out", tmp_path / "f.png")
+    assert result.exit_code == 1
+    assert result.output == "Error: plotting needs matplotlib: pip install 'gpudb[plot]'\n"
+    assert not (tmp_path / "f.png").exists()

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -987,10 +988,66 @@ def demo(obj: Context, gpu, suite):
     scope = _scope(obj, gpu, suite, do_sweep=True)
     click.echo(f"gpudb demo: {_suite_label(scope)} on {scope.gpu} into {obj.path}"
                + (" (synthetic kernels)" if scope.simulated else ""))
-    print_accuracy(obj, scope, None, "run", "table")
-    print_control(obj, scope, ["edp"], 1.0, "table")
+    if scope.simulated:
+        _readable_demo(obj, scope)
+    else:
+        print_accuracy(obj, scope, None, "run", "table")
+        print_control(obj, scope, ["edp"], 1.0, "table")
     click.echo("\nnext:\n" + "\n".join(f"  gpudb --db {obj.path} {hint}"
                                          for hint in _demo_hints(obj, scope, gpu, suite)))
+
+
+def _readable_demo(obj: Context, scope) -> None:
+    """The simulated GPU's accuracy and savings as short tables beside paper 000's figures
+    with a verdict, the figures in gpudb-figures/ next to the database, and a closing
+    paragraph (gpudb.demo)."""
+    from gpudb import demo
+    from gpudb.control.results import REPLAY_PREDICTORS
+    from gpudb.control.results import evaluate as evaluate_policies
+    from gpudb.evaluate import accuracy_tables, control_table
+
+    con = obj.connect(read_only=obj.read_only)
+    try:
+        per_predictor, _ = accuracy_tables(con, scope.gpu, scope.suite, None, "run")
+        obj.require_writable("gpudb demo (into control_result)")
+        with click.progressbar(length=2 * len(REPLAY_PREDICTORS) + 1, label="replaying",
+                               file=sys.stderr) as bar:
+            evaluate_policies(con, REPLAY_PREDICTORS, ["edp"], 1.0, scope.gpu, scope.suite,
+                              progress=lambda _step: bar.update(1))
+        control = control_table(con, scope.gpu, scope.suite, "edp", 1.0)
+        kernel = _demo_kernel(con, scope)
+        figures = demo.demo_figures(scope.gpu, scope.suite, kernel)
+        folder = Path(obj.path).resolve().parent / demo.FIGURES_DIR
+        try:
+            written = demo.write_figures(con, folder, figures)
+        except GpudbError as missing:
+            written, skipped = [], str(missing)
+    finally:
+        con.close()
+    accuracy = demo.accuracy_summary(per_predictor)
+    savings = demo.savings_summary(control)
+    click.echo("\nPrediction error (paper 000 figure 8): MAPE from the highest core P-state to "
+               "each lower one, whole runs:")
+    output_rows(accuracy.columns, accuracy.rows, "table")
+    click.echo("\nEDP saving against always running at the highest P-state (paper 000 figures "
+               "11-12), mean over the kernels; the papers' controller, then gpudb's guarded one "
+               "(\"Where gpudb differs from the papers\" in README.md); the first rows are "
+               "offline bounds:")
+    output_rows(savings.columns, savings.rows, "table")
+    click.echo(demo.verdict_rule())
+    if written:
+        click.echo("\nfigures:\n" + "\n".join(f"  {path}" for path in written))
+    else:
+        click.echo(f"\nno figures: {skipped}")
+    click.echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=100))
+
+
+def _demo_kernel(con, scope) -> str | None:
+    """A two-slope kernel shows the controllers apart best; else the suite's first."""
+    row = first_row(con.execute("SELECT kernel_id FROM kernel WHERE suite = ? "
+                                "ORDER BY kernel_id <> ?, kernel_id LIMIT 1",
+                                [scope.suite, f"{scope.suite}/twoslope_lm"]))
+    return row[0] if row else None
 
 
 def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
@@ -1005,11 +1062,7 @@ def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
         return [*hints, f"evaluate control{where} --objective energy_perf"]
     con = obj.connect(read_only=True)
     try:
-        # a two-slope kernel shows the controllers apart best; else the suite's first
-        kernel = first_row(con.execute(
-            "SELECT kernel_id FROM kernel WHERE suite = ? "
-            "ORDER BY kernel_id <> ?, kernel_id LIMIT 1",
-            [scope.suite, f"{scope.suite}/twoslope_lm"]))[0]
+        kernel = _demo_kernel(con, scope)
     finally:
         con.close()
     return [*hints,

@@ -356,33 +356,47 @@ def test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables(tmp_path,
     assert first.output[first.output.index("gpudb demo:"):] == second.output[
         second.output.index("gpudb demo:"):]
 
-    accuracy = sections(second.output, "MAPE (%) by predictor")
-    from gpudb.evaluate import PAPER_000_MAPE_PCT
+    from gpudb.demo import verdict
+    from gpudb.evaluate import PAPER_000_EDP_SAVING_PCT, PAPER_000_MAPE_PCT
     from gpudb.predictors import names
 
-    assert [r["predictor"] for r in accuracy] == list(names(replayable=True))
-    for r in accuracy:
-        # both kernels from 700 MHz to each of the 6 lower P-states
-        assert r["n"] == "12"
-        paper = PAPER_000_MAPE_PCT.get(r["predictor"])
-        assert r["paper_000_pct"] == ("" if paper is None else f"{paper:g}")
-    per_kernel = {r["kernel_id"]: r for r in sections(second.output, "MAPE (%) by kernel")}
-    assert set(per_kernel) == set(KERNELS)
-    # the ALU chain's time is exactly 1/f, which every predictor gets right
-    assert all(float(per_kernel["tiny/alu"][f"{p}_pct"]) < 1e-9 for p in names(replayable=True))
-
-    control = {(r["policy"], r["guard"]): r for r in sections(second.output, "mean savings")}
-    assert len(control) == 3 + 11 * 2
+    accuracy = {r["predictor"]: r for r in sections(second.output, "Prediction error")}
+    assert list(accuracy) == list(names(replayable=True))
+    for name, r in accuracy.items():
+        paper = PAPER_000_MAPE_PCT.get(name)
+        assert r["paper 000 %"] == ("" if paper is None else f"{round(paper, 1):g}")
+        assert r["verdict"] == verdict(float(r["all targets %"]), paper)
+        # percentages to one decimal
+        assert re.fullmatch(r"-?\d+(\.\d)?", r["all targets %"])
+    savings = {r["policy"]: r for r in sections(second.output, "EDP saving against")}
+    assert len(savings) == 3 + 11
     # at the default 100,000 warp instructions per interval each run is one interval, so a
     # controller never gets to move: every replay (and perfect memoryless) stays at 700 MHz
-    for (policy, _), r in control.items():
-        if policy.startswith("replay") or policy == "perfect_memoryless":
-            assert float(r["edp_saving_pct"]) == 0 and float(r["switches"]) == 0, policy
-    # and with one interval the best schedule is the best fixed setting
-    dynamic, static = control[("dynamic_optimal", "")], control[("static_optimal", "")]
-    assert {k: v for k, v in dynamic.items() if k != "policy"} == {
-        k: v for k, v in static.items() if k != "policy"}
-    assert float(dynamic["edp_saving_pct"]) > 0 and dynamic["fraction_of_potential"] == "1"
+    for policy, r in savings.items():
+        if policy not in ("dynamic_optimal", "static_optimal"):
+            assert float(r["EDP saving %"]) == 0, policy
+        if policy in names(replayable=True):
+            assert float(r["guarded: EDP saving %"]) == 0, policy
+            paper = PAPER_000_EDP_SAVING_PCT.get(policy)
+            assert r["verdict"] == verdict(0.0, paper), policy
+    # with one interval the best schedule is the best fixed setting
+    assert savings["dynamic_optimal"] == {**savings["static_optimal"],
+                                          "policy": "dynamic_optimal"}
+    assert float(savings["dynamic_optimal"]["EDP saving %"]) > 0
+    # no column is empty for this database
+    for table in (accuracy, savings):
+        for column in next(iter(table.values())):
+            assert any(r[column] for r in table.values()), column
+    # the figures, next to the database, their paths printed
+    figures = sorted((tmp_path / "gpudb-figures").iterdir())
+    assert [f.name for f in figures] == sorted(
+        ["error_by_target.png", "mape_by_kernel.png", "savings_summary.png",
+         f"clock_trace_{KERNELS[0].replace('/', '_')}.png"])
+    for figure in figures:
+        assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"  {figure}" in second.output.splitlines()
+    assert 'README.md, "Where gpudb differs from the papers"' in " ".join(
+        second.output.split())
     # the commands it suggests next are for this suite and its kernels
     hints = second.output[second.output.index("next:"):]
     assert f"clock_trace -p kernel_id {KERNELS[0]}" in hints

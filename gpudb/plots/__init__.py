@@ -123,7 +123,7 @@ def fetch_results(con: duckdb.DuckDBPyConnection, plot: Plot,
     return results, values
 
 
-def _matplotlib():
+def matplotlib_canvas():
     """matplotlib's Figure and Agg canvas, or the one line saying how to install them."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -148,7 +148,7 @@ def render(con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, str],
     """Draw plot ``name`` from the database into ``out`` (.png, .svg or .pdf); returns it."""
     path = check_out(out)
     plot = get(name)
-    Figure, FigureCanvasAgg = _matplotlib()  # before the queries: a missing extra fails fast
+    Figure, FigureCanvasAgg = matplotlib_canvas()  # before the queries: a missing extra fails fast
     results, values = fetch_results(con, plot, params)
     data = plot.data(results, values)
     figure = Figure(figsize=plot.size, layout="constrained")

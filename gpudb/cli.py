@@ -471,6 +471,31 @@ def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
 
 
 @cli.command()
+@click.option("--out", "out_dir", required=True, type=click.Path(),
+              help="Folder for report.html (made if missing).")
+@click.pass_obj
+@friendly_errors
+def report(obj: Context, out_dir):
+    """One self-contained HTML page of the database for a teammate's browser: its info, the
+    main stored analyses as tables and every plot that has data, the figures embedded
+    (matplotlib: pip install 'gpudb[plot]').
+
+    Example:
+
+        gpudb --db lab.duckdb report --out lab-report
+        chromium lab-report/report.html
+    """
+    from gpudb.report import build
+
+    con = obj.connect(read_only=True)
+    try:
+        path = build(con, obj.path, out_dir)
+    finally:
+        con.close()
+    click.echo(f"wrote {path}")
+
+
+@cli.command()
 @click.argument("statement", required=False)
 @output_options
 @click.pass_obj

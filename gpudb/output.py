@@ -94,7 +94,8 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool)
 
 
-def _cell(value) -> str:
+def cell_text(value) -> str:
+    """A value as one table cell: floats to 4 significant digits, NULL empty."""
     if value is None:
         return ""
     if isinstance(value, (float, decimal.Decimal)):
@@ -158,7 +159,7 @@ def format_rows(columns: list[str], rows: list[tuple], fmt: str = "table") -> st
     numeric = [any(_is_number(row[i]) for row in rows)
                and all(_is_number(row[i]) or row[i] is None for row in rows)
                for i in range(len(columns))]
-    cells = [[_cell(v) for v in row] for row in rows]
+    cells = [[cell_text(v) for v in row] for row in rows]
     align = ["right" if num else "left" for num in numeric]
     if fmt == "markdown":
         def escape(text: str) -> str:

@@ -284,6 +284,48 @@ def ingest(obj: Context, files, mapping_path, experiment):
                        + (f"; model inputs: {r.inputs_summary()}" if r.inputs else ""))
 
 
+@cli.command("ingest-log")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(), metavar="FILE_OR_DIR...")
+@click.option("--power-report", type=click.Path(dir_okay=False),
+              help="GPUWattch/AccelWattch power report of the one log given (default: the "
+                   "gpgpusim_power_report__*.log beside each log).")
+@click.option("--experiment", help="Experiment the runs join (default: the first log's name).")
+@click.option("--gpu", "gpu_id", callback=_gpu_name,
+              help="gpu_id of the simulated GPU (default: gpgpusim-<SMs>sm).")
+@click.option("--suite", default="gpgpusim", show_default=True,
+              help="Kernel suite: kernel_id = '<suite>/<program>:<kernel>:<launch uid>'.")
+@click.pass_obj
+@friendly_errors
+@writes
+def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
+    """Load GPGPU-Sim 3.x / Accel-Sim logs: each kernel launch becomes a run (all or nothing).
+
+    A directory is searched for logs. Cycles are core-clock cycles (the first field of
+    -gpgpu_clock_domains, which becomes core_mhz; the DRAM field becomes mem_mhz); energy is
+    GPUWattch's average power x time. A bad or truncated log, or a missing power report,
+    stops the call with one line, and nothing is written. Logs already ingested are skipped.
+
+    Example:
+
+        gpudb ingest-log ../shared/data/gpgpusim/benchmarks --experiment rooflinedvfs
+    """
+    from gpudb.ingest_log import ingest_logs
+
+    con = obj.connect()
+    try:
+        reports = ingest_logs(con, list(paths), power_report, experiment, gpu_id, suite)
+    finally:
+        con.close()
+    for r in reports:
+        if r.skipped_reason:
+            click.echo(f"{r.file}: {r.skipped_reason}; nothing added")
+        else:
+            click.echo(f"{r.file}: {r.launches} launches, {r.runs_added} runs added, "
+                       f"{r.runs_present} already present, {r.metrics_added} metric values, "
+                       f"{r.intervals_added} intervals"
+                       + ("" if r.power_report else "; no power report: energy not known"))
+
+
 def _numbers(kind):
     """Parse '700,600' (or a repeated option) into a list of numbers."""
     def convert(ctx, param, values):

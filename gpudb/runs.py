@@ -273,18 +273,20 @@ def ensure_kernels(con: duckdb.DuckDBPyConnection, kernels: Iterable[KernelSpec]
 
 
 def ensure_experiment(con: duckdb.DuckDBPyConnection, name: str, description: str,
-                      created_at: str | None = None) -> str:
+                      created_at: str | None = None, simulator: str | None = None) -> str:
     """The experiment called ``name`` (added with who, where and which gpudb if missing);
-    returns its id. ``created_at``: a timestamp as text, default now."""
+    returns its id. ``created_at``: a timestamp as text, default now. ``simulator``: the
+    other simulator whose logs its runs come from (``experiment.simulator``), for a new one."""
     from gpudb import __version__
 
     eid = experiment_id(name)
     user, host = whoami()
     con.execute(
         "INSERT INTO experiment (experiment_id, name, description, created_at, created_by, "
-        "host, gpudb_version) SELECT ?, ?, ?, coalesce(CAST(? AS TIMESTAMPTZ), now()), ?, ?, ? "
+        "host, gpudb_version, simulator) SELECT ?, ?, ?, "
+        "coalesce(CAST(? AS TIMESTAMPTZ), now()), ?, ?, ?, ? "
         "WHERE NOT EXISTS (SELECT 1 FROM experiment WHERE experiment_id = ?)",
-        [eid, name, description, created_at, user, host, __version__, eid])
+        [eid, name, description, created_at, user, host, __version__, simulator, eid])
     return eid
 
 

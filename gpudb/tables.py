@@ -61,6 +61,9 @@ experiment = Table(
     Column("created_by", Text),
     Column("host", Text),
     Column("gpudb_version", Text),
+    # another simulator whose logs the runs came from (migration 0009); NULL: gpudb's own
+    # simulator, or measured data
+    Column("simulator", Text),
 )
 
 run = Table(

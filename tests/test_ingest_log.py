@@ -1,0 +1,205 @@
+"""`gpudb ingest-log`: the three GPGPU-Sim 3.2.1 logs of ../shared/data/gpgpusim by value, and
+hand-edited copies of them (truncated, without a power report, with periodic statistics) giving
+one error line and writing nothing, or intervals."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import REPO, row_counts
+
+import gpudb
+from gpudb.cli import cli
+
+# ../shared, or where GPUDB_SHARED says (a git worktree outside the checkout has no ../shared)
+GPGPUSIM = Path(os.environ.get("GPUDB_SHARED", REPO.parent / "shared")) / "data" / "gpgpusim"
+GESUMMV = "benchmarks/results.0800.900/gesummv"
+SPMV = "benchmarks/results.1200.450/spmv"
+PEBENCH = "microbenchmarks/results.1200.900/pebench"
+SPMV_KERNEL = "_Z14spmv_jds_naivePfPKfPKiS3_S1_S3_i"
+
+# Read off the files by hand: (folder, kernel_id, core MHz, memory MHz, gpu_sim_cycle,
+# gpu_sim_insn, gpu_avg_power W).
+LAUNCHES = [
+    # gesummv__SIZE1_1.out line 99 "-gpgpu_clock_domains 400.0:800.0:400.0:900.0", lines
+    # 160-161 "gpu_sim_cycle = 92692954", "gpu_sim_insn = 16806912"; power report line 5
+    (GESUMMV, "gpgpusim/gesummv__SIZE1_1:_Z14gesummv_kernelPfS_S_S_S_:1", 400.0, 900.0,
+     92692954, 16806912, 22.3189),
+    # spmv__SIZE1_1.out line 99 "600.0:1200.0:600.0:450.0"; launch 1 lines 177-178, launch 2
+    # lines 468-469 (line 471 "gpu_tot_sim_cycle = 90568" is the running total, not launch
+    # 2's); power report lines 5 (uid 1) and 167 (uid 2)
+    (SPMV, f"gpgpusim/spmv__SIZE1_1:{SPMV_KERNEL}:1", 600.0, 450.0, 46554, 4941796, 32.4277),
+    (SPMV, f"gpgpusim/spmv__SIZE1_1:{SPMV_KERNEL}:2", 600.0, 450.0, 44014, 4941796, 34.0951),
+    # pebench__SIZE1_1.out line 100 "600.0:1200.0:600.0:900.0", lines 264-265; report line 5
+    (PEBENCH, "gpgpusim/pebench__SIZE1_1:_Z7pebenchPjS_:1", 600.0, 900.0, 39690, 8085504,
+     59.6391),
+]
+
+
+@pytest.fixture(scope="module")
+def logs() -> Path:
+    if not GPGPUSIM.is_dir():
+        pytest.skip(f"{GPGPUSIM} not found: the GPGPU-Sim logs live in ../shared/data/gpgpusim")
+    return GPGPUSIM
+
+
+def _run(db, *args):
+    return CliRunner().invoke(cli, ["--db", str(db), "ingest-log", *map(str, args)])
+
+
+def _copy(logs: Path, folder: str, tmp_path: Path, power: bool = True) -> Path:
+    """The run folder's .out (and power report) in a folder of its own under tmp_path."""
+    out = tmp_path / Path(folder).name
+    out.mkdir()
+    for f in (logs / folder).iterdir():
+        if f.suffix == ".out" or power:
+            shutil.copy(f, out / f.name)
+    return next(out.glob("*.out"))
+
+
+def _metric(con, kernel_id: str, name: str) -> float:
+    return con.execute("SELECT m.value FROM metric AS m JOIN run AS r USING (run_id) "
+                       "WHERE r.kernel_id = ? AND m.name = ?", [kernel_id, name]).fetchone()[0]
+
+
+def test_three_logs_by_value(logs, fresh_db):
+    result = _run(fresh_db, logs, "--experiment", "rooflinedvfs")
+    assert result.exit_code == 0, result.output
+    assert len(result.output.strip().splitlines()) == 3
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        rows = {r[0]: r[1:] for r in con.execute(
+            "SELECT kernel_id, core_mhz, mem_mhz, n_sm, time_ns, instructions, energy_j, "
+            "source, policy FROM run").fetchall()}
+        assert len(rows) == len(LAUNCHES)
+        for _, kernel_id, core, mem, cycles, insn, power in LAUNCHES:
+            got_core, got_mem, n_sm, time_ns, instructions, energy, source, policy = \
+                rows[kernel_id]
+            assert (got_core, got_mem, n_sm, source, policy) == (core, mem, 14, "sim", "fixed")
+            assert instructions == insn
+            assert time_ns == pytest.approx(cycles * 1000 / core, rel=1e-12)
+            assert energy == pytest.approx(power * cycles / (core * 1e6), rel=1e-12)
+            assert _metric(con, kernel_id, "gpu_sim_cycle") == cycles
+            assert _metric(con, kernel_id, "gpu_avg_power_w") == power
+            assert _metric(con, kernel_id, "clock_icnt_mhz") == 2 * core  # the study's label
+        # by value, for the report: gesummv 231.7 ms at 22.3189 W
+        assert rows[LAUNCHES[0][1]][3] == 231732385.0
+        # spmv launch 2: the counters are cumulative in the log (line 242 922550, line 533
+        # 1845100), so launch 2's own is the difference
+        spmv2 = LAUNCHES[2][1]
+        assert _metric(con, spmv2, "gpgpu_n_load_insn") == 1845100 - 922550
+        assert _metric(con, spmv2, "gpu_tot_sim_cycle") == 90568
+        # launch 1's L2 miss rate, recomputed from the banks, is the printed 0.195 (line 422)
+        assert _metric(con, LAUNCHES[1][1], "l2_cache_total_miss_rate") == pytest.approx(
+            0.195, abs=5e-4)
+        assert con.execute("SELECT DISTINCT e.name, e.simulator FROM run JOIN experiment AS e "
+                           "USING (experiment_id)").fetchall() == [
+            ("rooflinedvfs", "GPGPU-Sim 3.2.1 [build 15629]")]
+        assert con.execute("SELECT gpu_id, n_sm, max_warps_per_sm FROM gpu").fetchall() == [
+            ("gpgpusim-14sm", 14, 48)]
+    finally:
+        con.close()
+    # re-ingesting the same files adds nothing
+    before = row_counts(fresh_db)
+    again = _run(fresh_db, logs, "--experiment", "rooflinedvfs")
+    assert again.exit_code == 0 and again.output.count("already ingested") == 3
+    assert row_counts(fresh_db) == before
+
+
+def _refused(db, args, message: str) -> None:
+    before = row_counts(db)
+    result = _run(db, *args)
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    assert message in lines[0], lines[0]
+    assert row_counts(db) == before
+
+
+@pytest.fixture(scope="module")
+def some_db(logs, tmp_path_factory) -> Path:
+    """A database holding the gesummv log, so that "nothing written" is checked against rows
+    (shared: the tests using it only see refusals, which leave it as it is)."""
+    db = tmp_path_factory.mktemp("some_db") / "some.duckdb"
+    assert _run(db, logs / GESUMMV).exit_code == 0
+    return db
+
+
+def test_truncated_log_is_one_error_line(logs, some_db, tmp_path):
+    out = _copy(logs, SPMV, tmp_path)
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:500]))  # inside launch 2's statistics block (466-752)
+    _refused(some_db, [out], "line 466: launch 2 of _Z14spmv_jds_naive")
+    _refused(some_db, [out], "cut off before the end of its statistics block")
+    # cut between the two blocks: the power report still has launch 2
+    out.write_text("".join(lines[:463]))
+    _refused(some_db, [out], "has launch 2 (_Z14spmv_jds_naivePfPKfPKiS3_S1_S3_i), which")
+    # cut after launch 2 was sent to the GPU (line 465), before its block
+    out.write_text("".join(lines[:465]))
+    _refused(some_db, [out], "line 465: kernel _Z14spmv_jds_naivePfPKfPKiS3_S1_S3_i was "
+                             "launched but the log ends")
+
+
+def test_missing_or_truncated_power_report_is_one_error_line(logs, some_db, tmp_path):
+    out = _copy(logs, PEBENCH, tmp_path, power=False)
+    _refused(some_db, [out], "GPUWattch was on (-power_simulation_enabled 1) but no power "
+                             "report")
+    _refused(some_db, [out.parent], "no power report")
+    report = next((logs / PEBENCH).glob("gpgpusim_power_report__*"))
+    cut = tmp_path / "cut_report.log"
+    cut.write_text("".join(report.read_text().splitlines(keepends=True)[:30]))
+    _refused(some_db, [out, "--power-report", cut], "is cut off before its average and "
+                                                    "minimum power")
+
+
+def test_not_a_log(some_db, tmp_path):
+    text = tmp_path / "notes.out"
+    text.write_text("hello\n")
+    _refused(some_db, [text], "not GPGPU-Sim or Accel-Sim output")
+    _refused(some_db, [tmp_path], "no GPGPU-Sim or Accel-Sim log in this directory")
+
+
+def test_periodic_statistics_become_intervals(logs, fresh_db, tmp_path):
+    """The shared logs have none (-gpgpu_runtime_stat 500 prints only when the simulation
+    runs long enough between 500-cycle samples, and none did); GPGPU-Sim's "cycles simulated"
+    lines are inserted by hand. They print program totals: in spmv's launch 2 the counts
+    start at launch 1's totals (46554 cycles, 4941796 instructions)."""
+    out = _copy(logs, SPMV, tmp_path)
+    lines = out.read_text().splitlines(keepends=True)
+
+    def sample(cycles, insts):
+        return (f"GPGPU-Sim uArch: cycles simulated: {cycles}  inst.: {insts} (ipc=1.0) "
+                "sim_rate=1 (inst/sec) elapsed = 0:0:00:01 / Thu Oct 10 17:35:13 2013\n")
+    # launch 1 (block at line 175): samples at 10000 and 30000 cycles; launch 2 (line 466): one
+    # at 20000 cycles into the launch, and one at its very end (no interval after it)
+    edited = (lines[:174] + [sample(10000, 1000000), sample(30000, 3000000)] + lines[174:465]
+              + [sample(46554 + 20000, 4941796 + 2500000), sample(90568, 9883592)]
+              + lines[465:])
+    out.write_text("".join(edited))
+    assert _run(fresh_db, out).exit_code == 0
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        got = con.execute(
+            "SELECT split_part(r.kernel_id, ':', 3), i.idx, i.cycles, i.instructions, "
+            "i.start_ns, i.time_ns, r.interval_instructions FROM interval AS i "
+            "JOIN run AS r USING (run_id) ORDER BY 1, 2").fetchall()
+    finally:
+        con.close()
+    ns = 1000 / 600  # ns per 600 MHz core cycle
+    expected = [("1", 0, 10000, 1000000, 0, 10000 * ns), ("1", 1, 20000, 2000000, 10000 * ns,
+                                                            20000 * ns),
+                ("1", 2, 16554, 1941796, 30000 * ns, 16554 * ns),
+                ("2", 0, 20000, 2500000, 0, 20000 * ns),
+                ("2", 1, 24014, 2441796, 20000 * ns, 24014 * ns)]
+    assert len(got) == len(expected)
+    for row, want in zip(got, expected, strict=True):
+        assert row[:4] == want[:4] and row[4:6] == pytest.approx(want[4:]) and row[6] is None
+
+
+def test_help_has_an_example():
+    result = CliRunner().invoke(cli, ["ingest-log", "--help"])
+    assert result.exit_code == 0 and "Example:" in result.output

@@ -35,7 +35,7 @@ def hand_db(fresh_db):
               "dram_latency_ns": 50, "dram_latency_mem_cycles": 92.4}}');
         INSERT INTO pstate VALUES ('hand', 'mem', 924, NULL);
         INSERT INTO kernel VALUES ('hand/k', 'k', 'hand', 'memory', 'hand-made (synthetic)', NULL);
-        INSERT INTO experiment VALUES ('e', 'e', NULL, now(), NULL, NULL, NULL);
+        INSERT INTO experiment VALUES ('e', 'e', NULL, now(), NULL, NULL, NULL, NULL);
     """)
     for mhz, rows in OUTCOMES.items():
         con.execute("INSERT INTO pstate VALUES ('hand', 'core', ?, ?)", [mhz, VOLTS[mhz]])

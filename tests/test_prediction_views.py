@@ -22,7 +22,7 @@ def handmade_db(fresh_db):
         INSERT INTO pstate VALUES ('hand', 'core', 350, 0.8), ('hand', 'core', 700, 1.0),
                                   ('hand', 'mem', 924, NULL);
         INSERT INTO kernel VALUES ('hand/k', 'k', 'hand', 'memory', 'hand-made (synthetic)', NULL);
-        INSERT INTO experiment VALUES ('e', 'e', NULL, now(), NULL, NULL, NULL);
+        INSERT INTO experiment VALUES ('e', 'e', NULL, now(), NULL, NULL, NULL, NULL);
         INSERT INTO run (run_id, experiment_id, source, kernel_id, gpu_id, policy, core_mhz,
                          mem_mhz, n_sm, ctas_per_sm, interval_instructions, seed, time_ns,
                          energy_j, instructions, created_at)

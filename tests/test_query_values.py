@@ -41,7 +41,7 @@ def db(tmp_path_factory):
               "dram_latency_ns": 50, "dram_latency_mem_cycles": 92.4}}');
         INSERT INTO pstate VALUES ('hq', 'mem', 924, NULL), ('hq', 'core', 400, 0.8),
                                   ('hq', 'core', 800, 1.0);
-        INSERT INTO experiment VALUES ('e', 'e', NULL, now(), NULL, NULL, NULL);
+        INSERT INTO experiment VALUES ('e', 'e', NULL, now(), NULL, NULL, NULL, NULL);
     """)
     for kernel, by_mhz in OUTCOMES.items():
         con.execute("INSERT INTO kernel VALUES (?, ?, 'hq', ?, 'hand-made (synthetic)', NULL)",

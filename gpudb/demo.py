@@ -117,34 +117,30 @@ def _named(rows: list[tuple], kind: str) -> str:
     return ", ".join(f"{r[0]} ({r[1]:.1f}% against {r[2]:g}%)" for r in rows if r[3] == kind)
 
 
+def _compared(table: Table, ours: str, paper: str) -> list[tuple]:
+    """(name, our figure, the paper's, verdict) of the rows with a paper figure."""
+    if paper not in table.columns:
+        return []
+    at = [table.columns.index(c) for c in (ours, paper, "verdict")]
+    return [(r[0], *(r[i] for i in at)) for r in table.rows if r[at[1]] is not None]
+
+
 def closing_paragraph(accuracy: Table, savings: Table) -> str:
     """Where gpudb agrees with the papers and where it does not, in words, from the two
     summary tables (their verdict columns)."""
-    a_cols = accuracy.columns
-    acc = [(r[0], r[a_cols.index("all targets %")], r[a_cols.index("paper 000 %")],
-            r[a_cols.index("verdict")]) for r in accuracy.rows
-           if "paper 000 %" in a_cols and r[a_cols.index("paper 000 %")] is not None]
+    acc = _compared(accuracy, "all targets %", "paper 000 %")
+    sav = _compared(savings, "EDP saving %", "paper 000 EDP %")
     s_cols = savings.columns
-    sav = [(r[0], r[s_cols.index("EDP saving %")], r[s_cols.index("paper 000 EDP %")],
-            r[s_cols.index("verdict")]) for r in savings.rows
-           if "paper 000 EDP %" in s_cols and r[s_cols.index("paper 000 EDP %")] is not None]
-    parts = []
-    if acc:
-        if _named(acc, "matches"):
-            parts.append(f"Prediction error agrees with paper 000 for {_named(acc, 'matches')}.")
-        if _named(acc, "above paper"):
-            parts.append("It is higher than the paper reports for "
-                         f"{_named(acc, 'above paper')}.")
-        if _named(acc, "below paper"):
-            parts.append(f"It is lower for {_named(acc, 'below paper')}.")
-    if sav:
-        if _named(sav, "matches"):
-            parts.append(f"EDP savings agree for {_named(sav, 'matches')}.")
-        if _named(sav, "below paper"):
-            parts.append("The papers' own controllers, run as the papers give them, save less "
-                         f"EDP than paper 000 reports: {_named(sav, 'below paper')}.")
-        if _named(sav, "above paper"):
-            parts.append(f"They save more for {_named(sav, 'above paper')}.")
+    sentences = [
+        (acc, "matches", "Prediction error agrees with paper 000 for {}."),
+        (acc, "above paper", "It is higher than the paper reports for {}."),
+        (acc, "below paper", "It is lower for {}."),
+        (sav, "matches", "EDP savings agree for {}."),
+        (sav, "below paper", "The papers' own controllers, run as the papers give them, save "
+                             "less EDP than paper 000 reports: {}."),
+        (sav, "above paper", "They save more for {}.")]
+    parts = [text.format(_named(rows, kind)) for rows, kind, text in sentences
+             if _named(rows, kind)]
     # the oracle predicts each interval's time exactly: a bound, not a controller to pick
     guarded = [r for r in savings.rows if "guarded: EDP saving %" in s_cols
                and r[s_cols.index("guarded: EDP saving %")] is not None and r[0] != "oracle"]

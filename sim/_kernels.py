@@ -682,6 +682,16 @@ def _limit_sm(s, t, limit, gpu, prog, sms):
 # --- Start of an SM's cycle: skipped cycles, returning requests -----------------------------
 
 @njit(cache=True, inline=_INLINE)
+def _mshr_put(mi, s, k, rel, miss, tsc, tsl, tsl_slot):
+    """Write one MSHR entry into row k of SM s's heap."""
+    mi[s, k, MI_REL] = rel
+    mi[s, k, MI_MISS] = miss
+    mi[s, k, MI_TSC] = tsc
+    mi[s, k, MI_TSL] = tsl
+    mi[s, k, MI_TSL_SLOT] = tsl_slot
+
+
+@njit(cache=True, inline=_INLINE)
 def _mshr_push(s, n, ret, miss, tsc, tsl, tsl_slot, mi):
     """Add a miss to SM s's MSHR heap of ``n`` entries (sift up from row n)."""
     k = n
@@ -692,11 +702,7 @@ def _mshr_push(s, n, ret, miss, tsc, tsl, tsl_slot, mi):
         for f in range(N_MI):
             mi[s, k, f] = mi[s, p, f]
         k = p
-    mi[s, k, MI_REL] = ret
-    mi[s, k, MI_MISS] = miss
-    mi[s, k, MI_TSC] = tsc
-    mi[s, k, MI_TSL] = tsl
-    mi[s, k, MI_TSL_SLOT] = tsl_slot
+    _mshr_put(mi, s, k, ret, miss, tsc, tsl, tsl_slot)
 
 
 @njit(cache=True, inline=_INLINE)
@@ -723,11 +729,7 @@ def _mshr_pop(s, n, mi):
         for f in range(N_MI):
             mi[s, k, f] = mi[s, c, f]
         k = c
-    mi[s, k, MI_REL] = rel
-    mi[s, k, MI_MISS] = miss
-    mi[s, k, MI_TSC] = tsc
-    mi[s, k, MI_TSL] = tsl
-    mi[s, k, MI_TSL_SLOT] = tsl_slot
+    _mshr_put(mi, s, k, rel, miss, tsc, tsl, tsl_slot)
 
 
 @njit(cache=True, inline=_INLINE)

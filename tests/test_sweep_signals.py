@@ -134,18 +134,32 @@ def wal_size(db: Path) -> int:
     return wal.stat().st_size if wal.exists() else 0
 
 
-def wait_for_a_run(proc: subprocess.Popen, db: Path, timeout: float = 30.0) -> None:
+def wait_for_a_run(proc: subprocess.Popen, db: Path, log: Path, timeout: float = 120.0) -> None:
     """Until the sweep has committed a run: its write-ahead log grows (the file is locked
     against readers while the sweep writes). The database was created and closed before the
     sweep started (:func:`fresh`), so its schema is not in the log: the first growth is the
-    first run's transaction, given a moment to finish."""
+    first run's transaction, given a moment to finish. The timeout is generous: on a loaded
+    2-core CI machine the first write once took over 30 s."""
     before = wal_size(db)
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
     while wal_size(db) <= before:
-        assert proc.poll() is None, "the sweep ended early"
-        assert time.monotonic() < deadline, "no run was written in time"
+        assert proc.poll() is None, f"the sweep ended early: {log.read_text()}"
+        assert time.monotonic() - started < timeout, \
+            f"no run was written in {timeout:g} s; sweep output: {log.read_text()!r}"
         time.sleep(0.02)
     time.sleep(0.5)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled(tmp_path_factory):
+    """The simulator's jitted code compiled and cached before any timed sweep, so that the
+    two workers load it rather than compile it side by side (which, unevenly fast, could
+    let the long run end before the first short one is written)."""
+    from sim.sweep import _simulate
+
+    suite = suite_file(tmp_path_factory.mktemp("warm"), 1)
+    for task in plan(load_gpu("gtx480"), load_suite(suite), ["long", SHORTS[0]], [700], [924]):
+        _simulate(task)  # as a worker does
 
 
 def fresh(tmp_path: Path) -> Path:
@@ -167,11 +181,12 @@ def test_kill_9_leaves_no_process_and_the_same_command_resumes(tmp_path):
     suite = suite_file(tmp_path, LONG_ITERATIONS)
     db = fresh(tmp_path)
     command = sweep_command(db, suite)
-    proc = start(command, tmp_path / "sweep.log")
+    log = tmp_path / "sweep.log"
+    proc = start(command, log)
     workers = {}
     try:
         workers = wait_for_workers(proc)
-        wait_for_a_run(proc, db)  # a short run is written; the long one is being simulated
+        wait_for_a_run(proc, db, log)  # a short run is written; the long one is being simulated
         assert proc.poll() is None, "the sweep ended before it could be killed"
         workers.update(descendants(proc.pid))
     finally:
@@ -202,7 +217,7 @@ def test_sigterm_and_sighup_end_the_sweep_and_its_workers_and_keep_finished_runs
     workers = {}
     try:
         workers = wait_for_workers(proc)
-        wait_for_a_run(proc, db)
+        wait_for_a_run(proc, db, log)
         time.sleep(1.0)  # the other short runs are written; the long one is being simulated
         assert proc.poll() is None, "the sweep ended before the signal"
         workers.update(descendants(proc.pid))

@@ -61,3 +61,18 @@ def test_accuracy_and_savings_summaries_and_the_paragraph():
         "against 10.7%). With gpudb's guard the best controller is crisp (5.0% EDP saving). "
         "The kernels are synthetic, not the papers' benchmarks; README.md, \"Where gpudb "
         "differs from the papers\", measures the cause of each difference.")
+
+
+def test_without_matplotlib_the_figures_are_one_hint_and_no_folder(tmp_path, monkeypatch):
+    import sys
+
+    from gpudb.db import GpudbError
+    from gpudb.demo import demo_figures, write_figures
+
+    for module in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as where it is not installed
+    folder = tmp_path / "gpudb-figures"
+    with pytest.raises(GpudbError, match=r"pip install 'gpudb\[plot\]'"):
+        write_figures(None, folder, demo_figures("gtx480", "default", "default/twoslope_lm"))
+    assert not folder.exists()

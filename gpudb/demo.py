@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 
 from gpudb.evaluate import Table
+from gpudb.output import Fixed
 
 FIGURES_DIR = "gpudb-figures"
 
@@ -39,8 +40,10 @@ def verdict_rule() -> str:
 
 
 def one_decimal(value):
-    """Percentages to one decimal; other cells unchanged."""
-    return round(value, 1) if isinstance(value, float) and math.isfinite(value) else value
+    """Percentages to one decimal (printed as 7.0, and -0.04 as 0.0); other cells unchanged."""
+    if isinstance(value, float) and math.isfinite(value):
+        return Fixed(round(value, 1) + 0.0, 1)  # + 0.0: no "-0.0"
+    return value
 
 
 def readable(table: Table, rename: dict[str, str] | None = None) -> Table:

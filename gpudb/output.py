@@ -94,10 +94,25 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool)
 
 
+class Fixed(float):
+    """A float that tables print with a fixed number of decimals (the demo's percentages to
+    one: 7.0, not 7); CSV and JSON see the plain float."""
+
+    decimals: int
+
+    def __new__(cls, value: float, decimals: int) -> Fixed:
+        number = super().__new__(cls, value)
+        number.decimals = decimals
+        return number
+
+
 def cell_text(value) -> str:
-    """A value as one table cell: floats to 4 significant digits, NULL empty."""
+    """A value as one table cell: floats to 4 significant digits (a :class:`Fixed` to its
+    decimals), NULL empty."""
     if value is None:
         return ""
+    if isinstance(value, Fixed):
+        return f"{value:.{value.decimals}f}"
     if isinstance(value, (float, decimal.Decimal)):
         return _number(float(value))
     return " ".join(str(value).splitlines())  # one line per row, for grep and head

@@ -5,6 +5,7 @@ import pytest
 
 from gpudb.demo import accuracy_summary, closing_paragraph, readable, savings_summary, verdict
 from gpudb.evaluate import Table
+from gpudb.output import format_rows
 
 
 @pytest.mark.parametrize(("ours", "paper", "word"), [
@@ -25,6 +26,14 @@ def test_readable_drops_empty_columns_and_rounds_percentages():
     out = readable(table)
     assert out.columns == ["predictor", "600 MHz %", "n", "ratio"]
     assert out.rows == [("crisp", 2.2, 174, 0.123456), ("lead", 3.6, 12, None)]
+
+
+def test_percentages_print_with_one_decimal_and_stay_full_floats_in_csv():
+    out = readable(Table(["policy", "edp_saving_pct"], [("a", 7.0), ("b", -0.04), ("c", -41.04)]))
+    printed = format_rows(out.columns, out.rows, "table").splitlines()
+    assert [line.split()[-1] for line in printed[2:5]] == ["7.0", "0.0", "-41.0"]
+    assert format_rows(out.columns, out.rows, "csv").splitlines()[1:] == [
+        "a,7.0", "b,0.0", "c,-41.0"]
 
 
 def test_accuracy_and_savings_summaries_and_the_paragraph():

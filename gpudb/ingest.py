@@ -316,11 +316,9 @@ def _bad_number(column: str, typed: bool) -> str:
 
 
 def _check_names(path: Path, mapping: Mapping, names: list[str]) -> None:
-    """The file's column names against the mapping: no name twice, every name the mapping
-    lists present, and no empty name that would become a metric."""
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise IngestError(f"{path}: column {dup!r} appears twice")
+    """The file's column names (each once: read_file refuses or numbers repeats) against the
+    mapping: every name the mapping lists present, and no empty name that would become a
+    metric."""
     missing = [c for c in sorted(mapping.mapped_columns()) if c not in names]
     if missing:
         raise IngestError(f"{path}: column {missing[0]!r} named in {mapping.path} is missing "

@@ -137,10 +137,12 @@ class FileReport:
     ignored: list[str] = field(default_factory=list)   # [metrics] ignore
 
     def columns_summary(self) -> str:
-        """'metrics: a, b; dropped as text: c; ignored: d' (groups without columns left out)."""
+        """'metrics: a, b; dropped as text: c; ignored: d' (groups without columns left out;
+        a column without a name shown as "")."""
         groups = (("metrics", self.metrics), ("dropped as text", self.text),
                   ("dropped as empty", self.empty), ("ignored", self.ignored))
-        return "; ".join(f"{what}: {', '.join(names)}" for what, names in groups if names)
+        return "; ".join(what + ": " + ", ".join(n or '""' for n in names)
+                         for what, names in groups if names)
 
     def inputs_summary(self) -> str:
         """'blocks 300, l2_hit_rate 298 (2 not stored)' for the inputs of the mapping."""

@@ -14,7 +14,7 @@ from conftest import MAPPINGS, REPO, TABLES, row_counts
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.ingest import IngestError, ingest
+from gpudb.ingest import FileReport, IngestError, ingest
 from gpudb.mapping import MappingError, load_mapping
 
 
@@ -245,6 +245,9 @@ def test_cli_suite_override_and_column_report(tmp_path):
     assert result.output.splitlines()[-1] == (
         "  columns: metrics: cycles; dropped as text: note; ignored: blank")
     assert list(_runs(db)) == ["rodinia/bfs"]
+    # an unnamed column (the row numbers pandas writes) is shown as ""
+    assert FileReport("f", text=["note"], ignored=["", "blank"]).columns_summary() == (
+        'dropped as text: note; ignored: "", blank')
     empty = CliRunner().invoke(cli, ["--db", str(db), "ingest", str(data), "--mapping",
                                      str(mapping), "--suite", " "])
     assert empty.exit_code != 0 and "suite ' ' must be a name" in empty.output

@@ -249,14 +249,17 @@ def info(obj: Context, fmt):
               help="TOML mapping of the files' columns (see fixtures/mappings/).")
 @click.option("--experiment", help="Experiment the runs join (default: the mapping's, "
                                    "else the first file's name).")
+@click.option("--suite", help="Kernel suite: kernel_id = '<suite>/<kernel>' (default: the "
+                              "mapping's [run] suite).")
 @click.pass_obj
 @friendly_errors
 @writes
-def ingest(obj: Context, files, mapping_path, experiment):
+def ingest(obj: Context, files, mapping_path, experiment, suite):
     """Load measured CSV/Parquet files as whole-run runs and metrics (all files or nothing).
 
     Every file is validated first; a bad cell stops the whole call with its file, row and
-    column, and nothing is written. Files already ingested are skipped.
+    column, and nothing is written. Files already ingested are skipped. Each file's report
+    says which of its columns became metrics, were dropped as text (or empty) or ignored.
 
     Example:
 
@@ -272,7 +275,7 @@ def ingest(obj: Context, files, mapping_path, experiment):
         with click.progressbar(length=len(files), label="validating", file=sys.stderr,
                                hidden=len(files) < 2) as bar:
             reports = ingest_files(con, list(files), mapping, experiment,
-                                   progress=lambda _name: bar.update(1))
+                                   progress=lambda _name: bar.update(1), suite=suite)
     finally:
         con.close()
     for r in reports:
@@ -282,6 +285,8 @@ def ingest(obj: Context, files, mapping_path, experiment):
             click.echo(f"{r.file}: {r.rows} rows, {r.runs_added} runs added, "
                        f"{r.runs_present} already present, {r.metrics_added} metric values"
                        + (f"; model inputs: {r.inputs_summary()}" if r.inputs else ""))
+            if r.columns_summary():
+                click.echo(f"  columns: {r.columns_summary()}")
 
 
 @cli.command("ingest-log")

@@ -5,7 +5,15 @@ present; every name the mapping lists is a column of the file; numbers parse and
 and times, frequencies and energies stay positive and finite after unit conversion; no two
 metrics with one name; no kernel measured twice at one setting); the first problem raises
 :class:`IngestError` naming file, row and column. All files of one call are then written in one
-transaction: all or nothing.
+transaction: all or nothing. The report of each file (FileReport) says which of its other
+columns became metrics, were dropped as text or as empty, or were ignored.
+
+A CSV is read as the mapping's [file] section describes it (see read_file): a header row or
+the mapping's column names, section-label lines filling a column, repeated header names
+refused or numbered. The [columns] numbers given as a constant or a DuckDB expression (see
+gpudb.mapping) become columns of the file's table before validation (see _computed), so they
+pass the checks of any column; an expression is evaluated like an [inputs] one (below), but a
+NULL or non-finite value stops the ingest naming key, file and row.
 
 Identity and idempotence:
 - a file already ingested (same SHA-256) is skipped and reported;
@@ -47,11 +55,13 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import re
 import stat
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import duckdb
@@ -62,7 +72,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from gpudb.db import GpudbError, atomic, first_row, whoami
-from gpudb.mapping import FRACTION_INPUTS, Derived, Mapping, Measure, file_kind
+from gpudb.mapping import FRACTION_INPUTS, Derived, Mapping, file_kind
 from gpudb.runs import (
     ensure_experiment,
     experiment_id,
@@ -120,6 +130,19 @@ class FileReport:
     skipped_reason: str | None = None
     # [inputs] name -> runs of the file that got a value (the others: NULL or not finite)
     inputs: dict[str, int] = field(default_factory=dict)
+    # what became of the file's columns that are not the run's own (kernel, clocks, ...)
+    metrics: list[str] = field(default_factory=list)   # became metrics
+    text: list[str] = field(default_factory=list)      # dropped as text (not all numbers)
+    empty: list[str] = field(default_factory=list)     # dropped, no value at all
+    ignored: list[str] = field(default_factory=list)   # [metrics] ignore
+
+    def columns_summary(self) -> str:
+        """'metrics: a, b; dropped as text: c; ignored: d' (groups without columns left out;
+        a column without a name shown as "")."""
+        groups = (("metrics", self.metrics), ("dropped as text", self.text),
+                  ("dropped as empty", self.empty), ("ignored", self.ignored))
+        return "; ".join(what + ": " + ", ".join(n or '""' for n in names)
+                         for what, names in groups if names)
 
     def inputs_summary(self) -> str:
         """'blocks 300, l2_hit_rate 298 (2 not stored)' for the inputs of the mapping."""
@@ -133,6 +156,10 @@ class _Staged:
     sha256: str
     table: pa.Table
     metric_columns: list[str]
+    # the mapping as this file's table holds it: [columns] constants and expressions are
+    # columns of the table (see _computed)
+    mapping: Mapping
+    lines: np.ndarray | None  # the file line of each row (1-based); None for Parquet
     runs: str = ""  # temporary table of the file's run rows (see _stage_runs)
     # file column name -> its name in the registered view (positional: _c0, _c1, ...)
     sql: dict[str, str] = field(default_factory=dict)
@@ -140,25 +167,42 @@ class _Staged:
     inputs: dict[str, pa.Array] = field(default_factory=dict)
     # inputs that are a metric column already (same name, same values): written once
     inputs_as_metric: frozenset[str] = frozenset()
+    # columns that are not metrics: not all numbers, wholly empty, [metrics] ignore
+    text: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
 
 
-def read_file(path: Path) -> pa.Table:
-    """A CSV (every column as text, empty cells NULL) or Parquet file as an Arrow table."""
+def read_file(path: Path, mapping: Mapping) -> tuple[pa.Table, np.ndarray | None]:
+    """A CSV (every column as text, empty cells NULL) or Parquet file as an Arrow table, and
+    the line of each row in a CSV file (1-based; None for Parquet).
+
+    The mapping's [file] section says how a CSV is laid out: ``header`` gives the column names
+    of a file without a header row; with ``labels``, a line holding one non-numeric field is a
+    section label, not data, and fills the column ``labels`` names for the lines that follow
+    it. A header naming a column twice is refused unless ``duplicates = "number"``, which
+    reads the repeats as ``name.1``, ``name.2``, ... (as pandas names them).
+    """
     suffix = path.suffix.lower()
     try:
         if suffix == ".parquet":
-            return pq.read_table(path)
-        with open(path, "rb") as handle:
-            header = handle.readline().decode("utf-8-sig").rstrip("\r\n")
-        names = next(csv.reader([header]), []) if header else []
-        if len(set(names)) != len(names):
-            dup = next(n for n in names if names.count(n) > 1)
-            raise IngestError(f"{path}: column {dup!r} appears twice in the header")
-        table = pa_csv.read_csv(path, convert_options=pa_csv.ConvertOptions(
-            column_types={name: pa.string() for name in names}, strings_can_be_null=True))
-        # a header Python's csv module splits differently from Arrow's leaves typed columns
-        return pa.table([c if pa.types.is_string(c.type) else c.cast(pa.string())
-                         for c in table.columns], names=table.column_names)
+            if mapping.header is not None or mapping.labels is not None:
+                raise IngestError(f"{path}: [file] header and labels of {mapping.path} "
+                                  "describe a CSV file, and this is Parquet")
+            table = pq.read_table(path)
+            return table.rename_columns(_numbered(path, mapping, table.column_names)), None
+        if mapping.labels is not None:
+            return _read_labelled(path, mapping)
+        if mapping.header is not None:
+            names = list(mapping.header)
+        else:
+            with open(path, "rb") as handle:
+                header = handle.readline().decode("utf-8-sig").rstrip("\r\n")
+            names = next(csv.reader([header]), []) if header else []
+        table = pa_csv.read_csv(path, read_options=pa_csv.ReadOptions(
+            column_names=mapping.header), convert_options=_text_columns(names))
+        first = 1 if mapping.header is not None else 2
+        return _as_text(path, mapping, table), np.arange(first, table.num_rows + first)
     except IngestError:
         raise
     except FileNotFoundError:
@@ -169,9 +213,92 @@ def read_file(path: Path) -> pa.Table:
                           f" {detail}") from None
 
 
-def _where(path: Path, row: int, column: str) -> str:
-    line = f" (line {row + 1})" if path.suffix.lower() != ".parquet" else ""
-    return f"{path}: row {row}{line}, column {column!r}"
+def _text_columns(names: list[str]) -> pa_csv.ConvertOptions:
+    return pa_csv.ConvertOptions(column_types={name: pa.string() for name in names},
+                                 strings_can_be_null=True)
+
+
+def _as_text(path: Path, mapping: Mapping, table: pa.Table) -> pa.Table:
+    """Every column as text (a header Python's csv module splits differently from Arrow's
+    leaves typed columns), repeated names refused or numbered."""
+    return pa.table([c if pa.types.is_string(c.type) else c.cast(pa.string())
+                     for c in table.columns],
+                    names=_numbered(path, mapping, table.column_names))
+
+
+def _numbered(path: Path, mapping: Mapping, names: list[str]) -> list[str]:
+    """The column names with repeats refused, or numbered name.1, name.2, ... where the
+    mapping says ``[file] duplicates = "number"``. Refused rather than dropped: the repeat
+    may hold another measurement (a second replay pass of one counter) the mapping must
+    place."""
+    counts = Counter(names)
+    twice = [n for n in counts if counts[n] > 1]
+    if not twice:
+        return names
+    if mapping.duplicates != "number":
+        raise IngestError(f"{path}: the header names {', '.join(map(repr, twice))} more than "
+                          f"once; set [file] duplicates = \"number\" in {mapping.path} to read "
+                          "the repeats as name.1, name.2, ...")
+    seen: Counter = Counter()
+    numbered = []
+    for name in names:
+        numbered.append(name if not seen[name] else f"{name}.{seen[name]}")
+        seen[name] += 1
+    clash = next(((n, m) for n, m in zip(names, numbered, strict=True)
+                  if n != m and m in counts), None)
+    if clash:
+        raise IngestError(f"{path}: numbering the repeated {clash[0]!r} gives {clash[1]!r}, "
+                          "which is already a column")
+    return numbered
+
+
+def _read_labelled(path: Path, mapping: Mapping) -> tuple[pa.Table, np.ndarray]:
+    """A CSV file with section-label lines (see read_file): the data lines parsed as Arrow
+    parses any CSV, plus the label column. Data before the first label has no kernel and is
+    refused."""
+    data, labels, lines = io.StringIO(), [], []
+    writer = csv.writer(data, lineterminator="\n")
+    names = list(mapping.header) if mapping.header is not None else None
+    label = None
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        rows = csv.reader(handle)
+        for row in rows:
+            if not row:
+                continue  # a blank line
+            if names is None:
+                names = row
+            elif len(row) == 1 and row[0].strip() and not re.fullmatch(_NUMBER, row[0]):
+                label = row[0].strip()
+            elif label is None:
+                raise IngestError(f"{path}: line {rows.line_num} is data before the first "
+                                  f"section label ([file] labels of {mapping.path})")
+            else:
+                writer.writerow(row)
+                labels.append(label)
+                lines.append(rows.line_num)
+    if names is None:
+        names = []
+    if lines:
+        table = pa_csv.read_csv(io.BytesIO(data.getvalue().encode()),
+                                read_options=pa_csv.ReadOptions(column_names=names),
+                                convert_options=_text_columns(names))
+    else:
+        table = pa.table([pa.array([], pa.string()) for _ in names], names=names)
+    table = _as_text(path, mapping, table)
+    if mapping.labels in table.column_names:
+        raise IngestError(f"{path}: has a column {mapping.labels!r}, the column [file] labels "
+                          f"of {mapping.path} fills with the section labels")
+    return (table.append_column(mapping.labels, pa.array(labels, pa.string())),
+            np.array(lines, dtype=np.int64))
+
+
+def _line(lines: np.ndarray | None, row: int) -> str:
+    """' (line N)' of a 1-based row of a CSV file; '' for Parquet."""
+    return f" (line {lines[row - 1]})" if lines is not None else ""
+
+
+def _where(path: Path, lines: np.ndarray | None, row: int, column: str) -> str:
+    return f"{path}: row {row}{_line(lines, row)}, column {column!r}"
 
 
 def _trim(column: str) -> str:
@@ -191,11 +318,9 @@ def _bad_number(column: str, typed: bool) -> str:
 
 
 def _check_names(path: Path, mapping: Mapping, names: list[str]) -> None:
-    """The file's column names against the mapping: no name twice, every name the mapping
-    lists present, and no empty name that would become a metric."""
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise IngestError(f"{path}: column {dup!r} appears twice")
+    """The file's column names (each once: read_file refuses or numbers repeats) against the
+    mapping: every name the mapping lists present, and no empty name that would become a
+    metric."""
     missing = [c for c in sorted(mapping.mapped_columns()) if c not in names]
     if missing:
         raise IngestError(f"{path}: column {missing[0]!r} named in {mapping.path} is missing "
@@ -211,7 +336,8 @@ def _check_names(path: Path, mapping: Mapping, names: list[str]) -> None:
                           f"[metrics] ignore of {mapping.path} to leave it out")
 
 
-def _normalise(path: Path, table: pa.Table, required: set[str]) -> pa.Table:
+def _normalise(path: Path, lines: np.ndarray | None, table: pa.Table, required: set[str]
+               ) -> pa.Table:
     """Columns as types the SQL checks handle: numbers (int, float) and text. Dictionaries
     are decoded, decimals and half floats widened, other types (booleans, dates, binary)
     taken as text; a column that cannot be text is an error where the mapping needs it and
@@ -230,7 +356,7 @@ def _normalise(path: Path, table: pa.Table, required: set[str]) -> pa.Table:
                 over = pc.index(pc.greater(column, pa.scalar(_INT64_MAX, pa.uint64())), True)
                 if over.as_py() >= 0:
                     row = over.as_py() + 1
-                    raise IngestError(f"{_where(path, row, name)}: "
+                    raise IngestError(f"{_where(path, lines, row, name)}: "
                                       f"{column[row - 1].as_py()} is beyond the int64 range")
             elif not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
                       or pa.types.is_string(kind) or pa.types.is_large_string(kind)
@@ -249,21 +375,21 @@ def _normalise(path: Path, table: pa.Table, required: set[str]) -> pa.Table:
 def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: str) -> _Staged:
     """Read and validate one file; register it as `view` (the columns gpudb reads, under
     positional names, see _Staged.sql) with a 1-based row column."""
-    raw = read_file(path)
+    raw, lines = read_file(path, mapping)
     if raw.num_rows == 0:
         raise IngestError(f"{path}: no data rows")
     _check_names(path, mapping, raw.column_names)
+    mapping, full = _computed(path, lines, mapping, raw)
     mapped = mapping.mapped_columns()
     candidates = {c for c in raw.column_names if c not in mapped
                   and c not in mapping.ignore and c not in mapping.text}
-    table = _normalise(path, raw.select([c for c in raw.column_names
-                                          if c in mapped or c in candidates]), mapped)
+    table = _normalise(path, lines, full.select([c for c in full.column_names
+                                                  if c in mapped or c in candidates]), mapped)
     sql = {c: f"_c{i}" for i, c in enumerate(table.column_names)}
     con.register(view, table.rename_columns(list(sql.values())).append_column(
         ROW, pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64))))
 
-    numeric = [m.column for m in (mapping.core_mhz, mapping.mem_mhz, mapping.time,
-                                  mapping.power, mapping.energy, mapping.n_sm) if m is not None]
+    numeric = [m.column for m in mapping.measures().values()]
     typed = {f.name for f in table.schema if _is_number_type(f)}
     required = mapping.kernel + tuple(numeric)
     # One scan finds the first empty cell of every required column.
@@ -273,7 +399,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
         + f" FROM {view}"))
     for column, row in zip(required, empty, strict=True):
         if row is not None:
-            raise IngestError(f"{_where(path, row, column)} is empty")
+            raise IngestError(f"{_where(path, lines, row, column)} is empty")
 
     # Every candidate metric column: numeric in Parquet, or text that parses everywhere.
     to_check = numeric + [c for c in table.column_names if c in candidates]
@@ -281,17 +407,21 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
         f"count(*) FILTER (WHERE {_bad_number(sql[c], c in typed)}), count({sql[c]})"
         for c in to_check)
         + f" FROM {view}"))
-    metric_columns = []
+    metric_columns, empty_columns = [], []
     for i, column in enumerate(to_check):
         bad, present = counts[2 * i], counts[2 * i + 1]
         is_required = i < len(numeric)
-        if not is_required and (present == 0 or (bad == present and column not in typed)):
-            continue  # wholly non-numeric (or empty): not a metric
+        if not is_required and present == 0:
+            empty_columns.append(column)
+            continue
+        if not is_required and bad == present and column not in typed:
+            continue  # wholly non-numeric: text, not a metric
         if bad:
             row, value = first_row(con.execute(
                 f"SELECT {ROW}, {sql[column]}::VARCHAR FROM {view} WHERE "
                 f"{_bad_number(sql[column], column in typed)} ORDER BY {ROW} LIMIT 1"))
-            raise IngestError(f"{_where(path, row, column)}: {value!r} is not a finite number")
+            raise IngestError(f"{_where(path, lines, row, column)}: {value!r} is not a finite "
+                              "number")
         if not is_required:
             metric_columns.append(column)
     by_name: dict[str, str] = {}
@@ -301,7 +431,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
             raise IngestError(f"{path}: columns {by_name[name]!r} and {column!r} would both be "
                               f"metric {name!r} ([metrics] rename/prefix of {mapping.path})")
         by_name[name] = column
-    inputs, as_metric = _stage_inputs(path, mapping, raw, by_name)
+    inputs, as_metric = _stage_inputs(path, lines, mapping, raw, by_name)
 
     positive = [mapping.core_mhz, mapping.mem_mhz, mapping.time]
     if mapping.n_sm is not None:
@@ -316,21 +446,57 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
         if row is not None:
             value = first_row(con.execute(
                 f"SELECT {sql[column]}::VARCHAR FROM {view} WHERE {ROW} = ?", [row]))[0]
-            raise IngestError(f"{_where(path, row, column)}: {value!r} {message}")
+            raise IngestError(f"{_where(path, lines, row, column)}: {value!r} {message}")
     if mapping.n_sm is not None:
         n_sm = f"TRY_CAST({sql[mapping.n_sm.column]} AS DOUBLE)"
         hit = first_row(con.execute(
             f"SELECT {ROW}, {sql[mapping.n_sm.column]}::VARCHAR FROM {view} WHERE "
             f"{n_sm} % 1 <> 0 OR {n_sm} > {_INT32_MAX} ORDER BY {ROW} LIMIT 1"))
         if hit:
-            raise IngestError(f"{_where(path, hit[0], mapping.n_sm.column)}: {hit[1]!r} "
+            raise IngestError(f"{_where(path, lines, hit[0], mapping.n_sm.column)}: {hit[1]!r} "
                               "is not a whole number of SMs")
 
-    return _Staged(path, "", table, metric_columns, sql=sql, inputs=inputs,
-                   inputs_as_metric=as_metric)
+    return _Staged(path, "", table, metric_columns, mapping, lines, sql=sql, inputs=inputs,
+                   inputs_as_metric=as_metric,
+                   text=[c for c in raw.column_names if c in mapping.text or (
+                       c in candidates and c not in metric_columns and c not in empty_columns)],
+                   empty=empty_columns,
+                   ignored=[c for c in raw.column_names if c in mapping.ignore])
 
 
-def _stage_inputs(path: Path, mapping: Mapping, raw: pa.Table, metrics: dict[str, str]
+def _computed(path: Path, lines: np.ndarray | None, mapping: Mapping, raw: pa.Table
+              ) -> tuple[Mapping, pa.Table]:
+    """The [columns] numbers the mapping gives as a constant or an expression, added to the
+    file's table as columns named by their key ("[columns] time"), in the mapping's unit; and
+    the mapping reading them from there, so that they are checked, converted and hashed like
+    any column. An expression sees only the file's own columns (not another [columns] number)
+    and must give a finite number on every row: a run without its time or clock cannot be
+    stored, so unlike [inputs] a NULL stops the ingest."""
+    computed = {key: m for key, m in mapping.measures().items() if m.column is None}
+    if not computed:
+        return mapping, raw
+    table = raw
+    evaluates = any(m.expr is not None for m in computed.values())
+    with Expressions(path, mapping, raw) if evaluates else nullcontext() as exprs:
+        for m in computed.values():
+            if m.key in raw.column_names:
+                raise IngestError(f"{path}: has a column named {m.key!r}, the name ingest "
+                                  f"gives the value of {m.key} of {mapping.path}")
+            if m.value is not None:
+                values = pa.array(np.full(raw.num_rows, m.value))
+            else:
+                values = exprs.evaluate(replace(m, factor=1.0))
+                row = pc.index(pc.is_null(values), True).as_py() + 1
+                if row:
+                    raise IngestError(f"{mapping.path}: {m.key} expr gives no finite number "
+                                      f"for row {row}{_line(lines, row)} of {path}")
+            table = table.append_column(m.key, values)
+    return replace(mapping, **{key: replace(m, column=m.key, expr=None, value=None)
+                               for key, m in computed.items()}), table
+
+
+def _stage_inputs(path: Path, lines: np.ndarray | None, mapping: Mapping, raw: pa.Table,
+                  metrics: dict[str, str]
                   ) -> tuple[dict[str, pa.Array], frozenset[str]]:
     """Evaluate the mapping's [inputs] over the file (see the module docstring): their values
     in file order, and the inputs that are the file's metric column of the same name.
@@ -363,9 +529,8 @@ def _stage_inputs(path: Path, mapping: Mapping, raw: pa.Table, metrics: dict[str
             derived, value = mapping.inputs[name], array[index].as_py()
             unit = ("" if derived.factor == 1.0
                     else f" ({value / derived.factor!r} {derived.unit})")
-            line = f" (line {index + 2})" if path.suffix.lower() != ".parquet" else ""
             raise IngestError(f"{mapping.path}: [inputs] {name} is {value!r}{unit} for row "
-                              f"{index + 1}{line} of {path}: {reason}")
+                              f"{index + 1}{_line(lines, index + 1)} of {path}: {reason}")
     return values, frozenset(as_metric)
 
 
@@ -491,7 +656,7 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _num(measure: Measure, sql: dict[str, str]) -> str:
+def _num(measure: Derived, sql: dict[str, str]) -> str:
     return f"(TRY_CAST({sql[measure.column]} AS DOUBLE) * {measure.factor!r})"
 
 
@@ -541,12 +706,12 @@ def _run_rows(mapping: Mapping, sql: dict[str, str], view: str, exp_id: str, sha
         FROM {view}"""
 
 
-def _stage_runs(con, mapping: Mapping, stage: _Staged, view: str, exp_id: str,
-                now: str) -> None:
+def _stage_runs(con, stage: _Staged, view: str, exp_id: str, now: str) -> None:
     """Materialise a validated file's run rows, with their run_id and row number, as the
     temporary table stage.runs (readers that need file order sort by _row), and refuse values
     that unit conversion made zero or infinite (1e308 ms is +inf ns) and a kernel measured
     twice at one setting (which need the converted values the table holds)."""
+    mapping = stage.mapping
     rows = _run_rows(mapping, stage.sql, view, exp_id, stage.sha256, now)
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {stage.runs} AS
@@ -554,7 +719,7 @@ def _stage_runs(con, mapping: Mapping, stage: _Staged, view: str, exp_id: str,
                              {_g('mem_mhz')}, n_sm, {_g('time_ns')}, {_g('_measured')}))
                    AS run_id, *
         FROM ({rows})""")
-    _check_converted(con, mapping, stage, view)
+    _check_converted(con, stage, view)
     dup = first_row(con.execute(
         f"SELECT min(_row), max(_row), any_value(kernel_id) FROM {stage.runs} "
         "GROUP BY kernel_id, core_mhz, mem_mhz, n_sm HAVING count(*) > 1 ORDER BY 1 LIMIT 1"))
@@ -566,9 +731,10 @@ def _stage_runs(con, mapping: Mapping, stage: _Staged, view: str, exp_id: str,
                           f"{mapping.mem_mhz.column})")
 
 
-def _check_converted(con, mapping: Mapping, stage: _Staged, view: str) -> None:
+def _check_converted(con, stage: _Staged, view: str) -> None:
     """Refuse a value that is positive and finite as written but not after conversion to
     gpudb's unit (an overflow to inf, an underflow to 0), naming file, row and column."""
+    mapping = stage.mapping
     checks = [("core_mhz", mapping.core_mhz, "MHz", "> 0"),
               ("mem_mhz", mapping.mem_mhz, "MHz", "> 0"),
               ("time_ns", mapping.time, "ns", "> 0"),
@@ -583,7 +749,7 @@ def _check_converted(con, mapping: Mapping, stage: _Staged, view: str) -> None:
             f"SELECT r.{stored}, v.{stage.sql[measure.column]}::VARCHAR, "
             f"v.{stage.sql[mapping.time.column]}::VARCHAR FROM {stage.runs} AS r "
             f"JOIN {view} AS v ON v.{ROW} = r._row WHERE r._row = ?", [row]))
-        where = _where(stage.path, row, measure.column)
+        where = _where(stage.path, stage.lines, row, measure.column)
         if stored == "energy_j" and mapping.energy is None:
             raise IngestError(f"{where}: {value!r} {measure.unit} for {time!r} "
                               f"{mapping.time.unit} is {converted!r} J of energy, not a finite "
@@ -612,15 +778,22 @@ def _ensure_reference_rows(con, mapping: Mapping, exp_name: str, now: str) -> No
 
 def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Mapping,
            experiment: str | None = None,
-           progress: Callable[[str], None] | None = None) -> list[FileReport]:
+           progress: Callable[[str], None] | None = None,
+           suite: str | None = None) -> list[FileReport]:
     """Validate every file, then write them all in one transaction (or nothing).
 
     experiment: name of the experiment the runs join (default: the mapping's [run] experiment,
-    else the first file's stem). progress: called with each file name as it is staged.
-    Returns one report per file; files already ingested come back with `skipped_reason`.
+    else the first file's stem). suite: the kernels' suite, kernel_id = '<suite>/<kernel>'
+    (default: the mapping's [run] suite). progress: called with each file name as it is
+    staged. Returns one report per file; files already ingested come back with
+    `skipped_reason`.
     """
     from gpudb import __version__
 
+    if suite is not None:
+        if not suite.strip() or "\x00" in suite:
+            raise IngestError(f"suite {suite!r} must be a name (not empty, no NUL character)")
+        mapping = replace(mapping, suite=suite)
     paths = [Path(f) for f in files]
     exp_name = experiment or mapping.experiment or paths[0].stem
     exp_id = experiment_id(exp_name)
@@ -647,10 +820,12 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             stage = _stage(con, path, mapping, view)
             stage.sha256 = sha
             stage.runs = f"_gpudb_runs_{i}"
-            _stage_runs(con, mapping, stage, view, exp_id, now)
+            _stage_runs(con, stage, view, exp_id, now)
             report.rows = stage.table.num_rows
             report.inputs = {name: len(values) - values.null_count
                              for name, values in stage.inputs.items()}
+            report.metrics, report.text = list(stage.metric_columns), stage.text
+            report.empty, report.ignored = stage.empty, stage.ignored
             staged.append((report, stage, view))
         if not staged:
             return reports

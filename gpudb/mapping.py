@@ -5,19 +5,28 @@ A mapping is a TOML file (examples in fixtures/mappings/)::
     [gpu]                         # the GPU row, created if the database lacks it
     gpu_id = "rtx2070s"
     name = "GeForce RTX 2070 SUPER"
-    n_sm = 40
+    n_sm = 40                     # SMs; every run's n_sm unless [columns] n_sm says otherwise
+    max_warps_per_sm = 32         # optional, as are max_ctas_per_sm and
+    nominal_core_mhz = 1770       # nominal_core_mhz, nominal_mem_mhz (MHz)
 
     [run]                         # constants for every run of the file
     suite = "cuda-sdk-rodinia"    # kernel_id = '<suite>/<kernel>'
     source = "measured"           # default
     policy = "fixed"              # default
 
+    [file]                        # optional: how a CSV file is laid out
+    header = ["appName", "coreF", "cycles", "power/W"]  # names of a file without a header
+    labels = "kernel"             # lines of one non-numeric field are section labels
+    # duplicates = "number"       # a header naming a column twice: "refuse" (default) or
+                                  # "number" (the repeats are name.1, name.2, ...)
+
     [columns]                     # which file column holds what, and its unit
     kernel = ["appName", "kernel"]            # joined with ':' into the kernel name
-    core_mhz = { column = "coreF", unit = "MHz" }
-    mem_mhz = { column = "memF", unit = "MHz" }
-    time = { column = "time/ms", unit = "ms" }     # stored as time_ns
-    power = { column = "power/W", unit = "W" }     # or energy = {...}; stored as energy_j
+    core_mhz = { column = "coreF", unit = "MHz" }  # MHz | GHz | kHz
+    mem_mhz = { value = 877, unit = "MHz" }   # a constant: the file held it fixed
+    time = { expr = "cycles / coreF", unit = "us" }  # ns | us | ms | s; stored as time_ns
+    power = { column = "power/W", unit = "W" }     # W | mW; or energy = {...} in J | mJ | uJ
+    # n_sm = "sms"                # optional: SMs in use (count; default [gpu] n_sm)
 
     [metrics]                     # every other numeric column becomes a whole-run metric
     ignore = ["", "blocks"]       # columns to drop
@@ -28,6 +37,27 @@ A mapping is a TOML file (examples in fixtures/mappings/)::
     [inputs]                      # optional: the inputs of Wang & Chu's model (paper 003)
     blocks = { column = "grid_blocks", unit = "count" }
     l2_hit_rate = { expr = "100 * (1 - dram_reads / l2_reads)", unit = "%" }
+
+Each [columns] number (core_mhz, mem_mhz, time, power, energy, n_sm) is one of:
+
+- a column: ``"name"`` or ``{ column = "name", unit = "..." }`` (the unit defaults to MHz, ns,
+  W, J, count);
+- a constant, ``{ value = <number>, unit = "..." }``, for a quantity the dataset held fixed and
+  did not record (e.g. the memory clock of a core-clock sweep): exactly value and unit, the
+  value finite and positive (n_sm: a whole number), stored on every run;
+- a derived value, ``{ expr = "<DuckDB SQL expression>", unit = "..." }``, evaluated per row
+  like an [inputs] expression (below) over the file's own columns only: it cannot name another
+  [columns] number (a constant belongs in the expression as a number), and must give a finite
+  number on every row. The columns it reads stay metrics unless [metrics] ignore lists them.
+
+``[file]`` describes a CSV that is not one header line plus data: ``header`` names the columns
+of a file without a header row (its first line is data); ``labels`` names a column that is
+filled from section-label lines, a line holding a single non-numeric field, which is not data
+but names the kernel of the data lines after it (so [columns] kernel must list that column;
+data before the first label is an error); ``duplicates`` says what to do with a header that
+names a column twice: refuse the file (the default, naming the columns), or ``"number"`` them
+``name``, ``name.1``, ``name.2``, ... as pandas does, so the mapping can place ``time.1``.
+Parquet files take no ``header`` or ``labels``.
 
 ``[inputs]`` declares which of the file's columns (or which expression over them) hold the
 per-run inputs of Wang & Chu's model (gpudb.wangchu.KernelCounters). Its keys are exactly the
@@ -96,11 +126,21 @@ _SECTIONS = {
     "gpu": {"gpu_id", "name", "n_sm", "max_warps_per_sm", "max_ctas_per_sm",
             "nominal_core_mhz", "nominal_mem_mhz"},
     "run": {"suite", "source", "policy", "experiment"},
+    "file": {"header", "labels", "duplicates"},
     "columns": {"kernel", "core_mhz", "mem_mhz", "time", "power", "energy", "n_sm"},
     "metrics": {"ignore", "text", "rename", "prefix"},
     "inputs": set(INPUTS),
 }
 _GPU_REQUIRED = ("gpu_id", "name", "n_sm")
+# [columns] number key -> (its units, the unit of a column given without one)
+_NUMBER_UNITS = {
+    "core_mhz": (FREQ_UNITS, "MHz"),
+    "mem_mhz": (FREQ_UNITS, "MHz"),
+    "time": (TIME_UNITS, "ns"),
+    "power": (POWER_UNITS, "W"),
+    "energy": (ENERGY_UNITS, "J"),
+    "n_sm": ({"count": 1.0}, "count"),
+}
 MAX_MAPPING_BYTES = 1 << 20
 _INT32_MAX = 2**31 - 1
 
@@ -110,27 +150,19 @@ class MappingError(GpudbError):
 
 
 @dataclass(frozen=True)
-class Measure:
-    """One mapped numeric column: its name in the file and the factor to gpudb's unit."""
-    column: str
-    unit: str
-    factor: float
-
-
-@dataclass(frozen=True)
 class Derived:
-    """A number per row of the data file: one column (``column``) or a DuckDB SQL expression
-    over the file's columns (``expr``), in ``unit``; ``factor`` converts it to gpudb's unit.
-    ``key`` names it in messages (e.g. "[inputs] blocks"). Evaluated by gpudb.ingest.
-
-    Used by [inputs] today; built so that a [columns] value could later be computed too
-    (e.g. ``time = { expr = "cycles / core_mhz", unit = "us" }``).
+    """A number per row of the data file, in ``unit``; ``factor`` converts it to gpudb's unit.
+    Exactly one of: ``column``, a column of the file; ``expr``, a DuckDB SQL expression over the
+    file's columns; ``value``, a constant (a quantity the file held fixed and did not record;
+    [columns] only). ``key`` names it in messages (e.g. "[inputs] blocks", "[columns] time").
+    Evaluated by gpudb.ingest.
     """
     key: str
     unit: str
     factor: float
     column: str | None = None
     expr: str | None = None
+    value: float | None = None
 
     @property
     def sql(self) -> str:
@@ -152,22 +184,36 @@ class Mapping:
     policy: str
     experiment: str | None
     kernel: tuple[str, ...]
-    core_mhz: Measure
-    mem_mhz: Measure
-    time: Measure
-    power: Measure | None
-    energy: Measure | None
-    n_sm: Measure | None
+    core_mhz: Derived
+    mem_mhz: Derived
+    time: Derived
+    power: Derived | None
+    energy: Derived | None
+    n_sm: Derived | None
     ignore: frozenset[str] = field(default_factory=frozenset)
     text: frozenset[str] = field(default_factory=frozenset)
     rename: dict = field(default_factory=dict)
     prefix: str = ""
     inputs: dict = field(default_factory=dict)  # canonical name -> Derived ([inputs])
+    # [file]: the column names of a file without a header row; the column that section-label
+    # lines fill; what to do with a header naming a column twice ("refuse" or "number")
+    header: tuple[str, ...] | None = None
+    labels: str | None = None
+    duplicates: str = "refuse"
+
+    def measures(self) -> dict[str, Derived]:
+        """The [columns] numbers the mapping gives (core_mhz, mem_mhz, time, power or energy,
+        n_sm if given), by key."""
+        return {key: m for key, m in (("core_mhz", self.core_mhz), ("mem_mhz", self.mem_mhz),
+                                      ("time", self.time), ("power", self.power),
+                                      ("energy", self.energy), ("n_sm", self.n_sm))
+                if m is not None}
 
     def mapped_columns(self) -> set[str]:
-        """File columns consumed by the run row (not metrics)."""
-        measures = [self.core_mhz, self.mem_mhz, self.time, self.power, self.energy, self.n_sm]
-        return set(self.kernel) | {m.column for m in measures if m is not None}
+        """File columns consumed by the run row (not metrics); the columns a [columns]
+        expression reads stay metrics, like those of [inputs]."""
+        return set(self.kernel) | {m.column for m in self.measures().values()
+                                   if m.column is not None}
 
     def metric_name(self, column: str) -> str:
         return self.rename.get(column, self.prefix + column)
@@ -277,44 +323,33 @@ def _clock(path: Path, key: str, value) -> float:
     return float(value)
 
 
-def _measure(path: Path, key: str, value, units: dict[str, float], default_unit: str) -> Measure:
-    where = f"[columns] {key}"
-    if isinstance(value, str):
+def _derived(path: Path, key: str, value, units: dict[str, float], *,
+             default_unit: str | None = None) -> Derived:
+    """``{ column = "name", unit = "..." }`` or ``{ expr = "<SQL>", unit = "..." }``. With a
+    `default_unit` (the [columns] numbers) also ``{ value = <number>, unit = "..." }``, and a
+    column may be a bare name or leave out its unit.
+    The expression is parsed here (by DuckDB's own parser, as one expression: no statement, no
+    list), so a syntax error is a mapping error; its columns are checked at ingest. A constant
+    must be a finite number, positive after conversion to gpudb's unit (also checked at ingest
+    for the file's values)."""
+    constant = default_unit is not None
+    forms = ("column", "value", "expr") if constant else ("column", "expr")
+    if isinstance(value, str) and constant:
         value = {"column": value}
     if not isinstance(value, dict):
-        raise _fail(path, f"{where} must be a column name or {{column, unit}}, "
-                          f"not {_toml_type(value)}")
-    extra = set(value) - {"column", "unit"}
+        wanted = ("a column name or {column, unit}, {value, unit} or {expr, unit}" if constant
+                  else "{ column = ..., unit = ... } or { expr = ..., unit = ... }")
+        raise _fail(path, f"{key} must be {wanted}, not {_toml_type(value)}")
+    extra = set(value) - {*forms, "unit"}
     if extra:
-        raise _fail(path, f"unknown key {min(extra)!r} in {where}; "
-                          "expected 'column' and 'unit'")
-    if "column" not in value:
-        raise _fail(path, f"{where} needs a 'column' name")
-    column = _column(path, where, value["column"])
-    unit = value.get("unit", default_unit)
-    if not isinstance(unit, str):
-        raise _fail(path, f"{where}: unit must be a string, not {_toml_type(unit)}")
-    if unit not in units:
-        raise _fail(path, f"{where}: unknown unit {unit!r}; use one of {sorted(units)}")
-    return Measure(column, unit, units[unit])
-
-
-def _derived(path: Path, key: str, value, units: dict[str, float]) -> Derived:
-    """``{ column = "name", unit = "..." }`` or ``{ expr = "<SQL>", unit = "..." }``. The
-    expression is parsed here (by DuckDB's own parser, as one expression: no statement, no
-    list), so a syntax error is a mapping error; its columns are checked at ingest."""
-    if not isinstance(value, dict):
-        raise _fail(path, f"{key} must be {{ column = ..., unit = ... }} or "
-                          f"{{ expr = ..., unit = ... }}, not {_toml_type(value)}")
-    extra = set(value) - {"column", "expr", "unit"}
-    if extra:
-        raise _fail(path, f"unknown key {min(extra)!r} in {key}; expected 'column' or 'expr', "
-                          "and 'unit'")
-    if ("column" in value) == ("expr" in value):
-        raise _fail(path, f"{key} needs exactly one of 'column' and 'expr'")
-    if "unit" not in value:
+        raise _fail(path, f"unknown key {min(extra)!r} in {key}; expected "
+                          f"{' or '.join(map(repr, forms))}, and 'unit'")
+    if sum(f in value for f in forms) != 1:
+        raise _fail(path, f"{key} needs exactly one of {', '.join(map(repr, forms[:-1]))} and "
+                          f"{forms[-1]!r}")
+    if "unit" not in value and not (constant and "column" in value):
         raise _fail(path, f"{key} needs a 'unit' (one of {', '.join(map(repr, units))})")
-    unit = value["unit"]
+    unit = value.get("unit", default_unit)
     if not isinstance(unit, str):
         raise _fail(path, f"{key}: unit must be a string, not {_toml_type(unit)}")
     if unit not in units:
@@ -322,6 +357,14 @@ def _derived(path: Path, key: str, value, units: dict[str, float]) -> Derived:
                           f"{', '.join(map(repr, units))}")
     if "column" in value:
         return Derived(key, unit, units[unit], column=_column(path, key, value["column"]))
+    if "value" in value:
+        number = value["value"]
+        if (isinstance(number, bool) or not isinstance(number, (int, float))
+                or not math.isfinite(number) or not math.isfinite(number * units[unit])
+                or number * units[unit] <= 0):
+            raise _fail(path, f"{key}: value must be a positive finite number of {unit}, not "
+                              f"{_toml_type(number)}")
+        return Derived(key, unit, units[unit], value=float(number))
     expr = _text(path, f"{key} expr", value["expr"])
     try:
         duckdb.SQLExpression(expr)
@@ -329,6 +372,35 @@ def _derived(path: Path, key: str, value, units: dict[str, float]) -> Derived:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise _fail(path, f"{key}: expr is not one SQL expression: {detail}") from None
     return Derived(key, unit, units[unit], expr=expr)
+
+
+def _file_section(path: Path, section: dict, kernel: tuple[str, ...]
+                  ) -> tuple[tuple[str, ...] | None, str | None, str]:
+    """[file]: (header, labels, duplicates), checked."""
+    header = section.get("header")
+    if header is not None:
+        if not isinstance(header, list) or not header:
+            raise _fail(path, "[file] header must be the list of the file's column names, not "
+                              f"{'an empty list' if header == [] else _toml_type(header)}")
+        header = tuple(_column(path, f"[file] header[{i}]", h) for i, h in enumerate(header))
+        if len(set(header)) != len(header):
+            raise _fail(path, "[file] header lists "
+                              f"{next(h for h in header if header.count(h) > 1)!r} twice")
+    labels = section.get("labels")
+    if labels is not None:
+        labels = _column(path, "[file] labels", labels)
+        if labels not in kernel:
+            raise _fail(path, f"[file] labels puts the labels in column {labels!r}, which "
+                              "[columns] kernel must name (a label names the kernel of the "
+                              "lines that follow it)")
+        if header is not None and labels in header:
+            raise _fail(path, f"[file] labels names {labels!r}, which [file] header also "
+                              "lists; the labels fill a column of their own")
+    duplicates = section.get("duplicates", "refuse")
+    if duplicates not in ("refuse", "number"):
+        raise _fail(path, "[file] duplicates must be 'refuse' or 'number', not "
+                          f"{_toml_type(duplicates)}")
+    return header, labels, duplicates
 
 
 def load_mapping(path: str | Path) -> Mapping:
@@ -400,19 +472,17 @@ def load_mapping(path: str | Path) -> Mapping:
     if len(set(kernel)) != len(kernel):
         raise _fail(path, "[columns] kernel lists "
                           f"{next(k for k in kernel if kernel.count(k) > 1)!r} twice")
-    measures = {
-        "core_mhz": _measure(path, "core_mhz", columns["core_mhz"], FREQ_UNITS, "MHz"),
-        "mem_mhz": _measure(path, "mem_mhz", columns["mem_mhz"], FREQ_UNITS, "MHz"),
-        "time": _measure(path, "time", columns["time"], TIME_UNITS, "ns"),
-        "power": (_measure(path, "power", columns["power"], POWER_UNITS, "W")
-                  if "power" in columns else None),
-        "energy": (_measure(path, "energy", columns["energy"], ENERGY_UNITS, "J")
-                   if "energy" in columns else None),
-        "n_sm": (_measure(path, "n_sm", columns["n_sm"], {"count": 1.0}, "count")
-                 if "n_sm" in columns else None),
-    }
+    measures = {key: _derived(path, f"[columns] {key}", columns[key], units,
+                              default_unit=default) if key in columns else None
+                for key, (units, default) in _NUMBER_UNITS.items()}
+    n_sm = measures["n_sm"]
+    if n_sm is not None and n_sm.value is not None and (n_sm.value % 1
+                                                         or n_sm.value > _INT32_MAX):
+        raise _fail(path, f"[columns] n_sm: value must be a whole number of SMs, not "
+                          f"{_toml_type(columns['n_sm']['value'])}")
     mapped = {k: "[columns] kernel" for k in kernel}
-    mapped.update({m.column: f"[columns] {key}" for key, m in measures.items() if m is not None})
+    mapped.update({m.column: f"[columns] {key}" for key, m in measures.items()
+                   if m is not None and m.column is not None})
 
     metrics = doc.get("metrics", {})
     ignore = _names(path, "[metrics] ignore", metrics.get("ignore", []))
@@ -443,6 +513,7 @@ def load_mapping(path: str | Path) -> Mapping:
         by_name[name] = column
     inputs = {name: _derived(path, f"[inputs] {name}", value, INPUTS[name])
               for name, value in doc.get("inputs", {}).items()}
+    header, labels, duplicates = _file_section(path, doc.get("file", {}), kernel)
     return Mapping(
         path=path,
         sha256=hashlib.sha256(raw).hexdigest(),
@@ -464,4 +535,7 @@ def load_mapping(path: str | Path) -> Mapping:
         rename=dict(rename),
         prefix=prefix,
         inputs=inputs,
+        header=header,
+        labels=labels,
+        duplicates=duplicates,
     )

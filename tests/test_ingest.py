@@ -277,7 +277,8 @@ def test_values_out_of_range_after_unit_conversion(tiny_db, tmp_path, csv_change
     (('core_mhz = "core_mhz"', 'core_mhz = ""'), (r"\[columns\] core_mhz: the column name is "
                                                   "empty")),
     (('core_mhz = "core_mhz"', 'core_mhz = 1000'), (r"\[columns\] core_mhz must be a column "
-                                                    "name or {column, unit}, not the number")),
+                                                    "name or {column, unit}, {value, unit} or "
+                                                    "{expr, unit}, not the number")),
     (('unit = "ms"', "unit = [1]"), r"\[columns\] time: unit must be a string, not a list"),
     (('n_sm = 2', 'n_sm = true'), r"\[gpu\] n_sm must be a positive integer, not the boolean"),
     (('n_sm = 2', 'n_sm = 2.0'), r"\[gpu\] n_sm must be a positive integer"),

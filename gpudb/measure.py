@@ -28,6 +28,7 @@ import hashlib
 import json
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import threading
@@ -505,6 +506,8 @@ def measure(con: duckdb.DuckDBPyConnection, gpu: Gpu, command: Sequence[str],
     ``progress(setting, measurements)`` follows each stored setting. Returns the runs added."""
     if not command:
         raise GpudbError("no command to measure: give it after --, e.g. -- ./app --size 4096")
+    if shutil.which(command[0]) is None:  # refused before the clocks change
+        raise GpudbError(f"cannot run {command[0]}: no such executable file")
     _check_target(con, target)
     stored = added = 0
     changed = False

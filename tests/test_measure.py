@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import types
 
 import pytest
 from click.testing import CliRunner
@@ -234,6 +235,14 @@ def test_no_clock_control_permitted_is_refused_in_one_line_before_running(con, t
     assert runs(con) == [] and gpu.calls[-1] == ("reset",)
 
 
+def test_a_command_that_cannot_run_is_refused_before_the_clocks_change(con):
+    gpu = FakeGpu()
+    with pytest.raises(GpudbError, match="cannot run no-such-app: no such executable file"):
+        m.measure(con, gpu, ["no-such-app"], m.plan([705], [877], SUPPORTED, gpu.name), 1,
+                  target())
+    assert gpu.calls == [] and runs(con) == []
+
+
 # --- restore on error --------------------------------------------------------------------
 
 GRID = ([1380, 705], [1215])  # two settings; with --repeat 2 invocation 3 is the second's first
@@ -289,6 +298,115 @@ def test_a_failed_restore_is_reported_with_the_command_that_does_it(con):
                         "locked core clock: Unknown Error): run `sudo nvidia-smi -rgc -rmc -rac`"]
 
 
+# --- the NVML adapter, on a fake binding ---------------------------------------------------
+
+def fake_pynvml(fail: dict[str, int]):
+    """A stand-in for the ``pynvml`` module of a Volta-like GPU: functions named in ``fail``
+    raise NVMLError with that code; calls are recorded in ``module.calls``."""
+    nv = types.ModuleType("pynvml")
+    nv.NVML_ERROR_NOT_SUPPORTED, nv.NVML_ERROR_NO_PERMISSION = 3, 4
+    nv.NVML_ERROR_DRIVER_NOT_LOADED, nv.NVML_ERROR_FUNCTION_NOT_FOUND = 9, 13
+    nv.NVML_CLOCK_GRAPHICS, nv.NVML_CLOCK_SM, nv.NVML_CLOCK_MEM = 0, 1, 2
+    words = {3: "Not Supported", 4: "Insufficient Permissions", 9: "Driver Not Loaded",
+             13: "Function Not Found"}
+
+    class NVMLError(Exception):
+        def __init__(self, value):
+            super().__init__(value)
+            self.value = value
+
+        def __str__(self):
+            return words[self.value]
+
+    nv.NVMLError = NVMLError
+    nv.calls = []
+    answers = {
+        "nvmlInit": None, "nvmlShutdown": None, "nvmlDeviceGetCount": 1,
+        "nvmlDeviceGetHandleByIndex": "handle", "nvmlDeviceGetName": b"Tesla V100-SXM2-16GB",
+        "nvmlDeviceGetUUID": "GPU-1234", "nvmlSystemGetDriverVersion": "470.57",
+        "nvmlDeviceGetAttributes": types.SimpleNamespace(multiprocessorCount=80),
+        "nvmlDeviceGetSupportedMemoryClocks": [877],
+        "nvmlDeviceGetSupportedGraphicsClocks": [1530, 1380, 135],
+        "nvmlDeviceGetDefaultApplicationsClock": 1312, "nvmlDeviceSetGpuLockedClocks": None,
+        "nvmlDeviceSetMemoryLockedClocks": None, "nvmlDeviceSetApplicationsClocks": None,
+        "nvmlDeviceResetGpuLockedClocks": None, "nvmlDeviceResetMemoryLockedClocks": None,
+        "nvmlDeviceResetApplicationsClocks": None, "nvmlDeviceGetTotalEnergyConsumption": 7,
+        "nvmlDeviceGetPowerUsage": 50_000, "nvmlDeviceGetClockInfo": 1380,
+        "nvmlDeviceGetCurrentClocksEventReasons": 1,
+        "nvmlDeviceGetCurrentClocksThrottleReasons": 4}
+
+    def function(name, answer):
+        def call(*args):
+            nv.calls.append((name, *args))
+            if name in fail:
+                raise NVMLError(fail[name])
+            return answer
+        return call
+
+    for name, answer in answers.items():
+        setattr(nv, name, function(name, answer))
+    return nv
+
+
+@pytest.fixture
+def binding(monkeypatch):
+    def install(**fail):
+        nv = fake_pynvml(fail)
+        monkeypatch.setitem(sys.modules, "pynvml", nv)
+        return nv
+    return install
+
+
+def test_nvml_adapter_on_a_volta_like_gpu(binding):
+    nv = binding(nvmlDeviceSetMemoryLockedClocks=3, nvmlDeviceResetMemoryLockedClocks=3,
+                 nvmlDeviceGetTotalEnergyConsumption=3, nvmlDeviceGetAttributes=3,
+                 nvmlDeviceGetCurrentClocksEventReasons=13)
+    gpu = m.Nvml(0)
+    assert (gpu.name, gpu.uuid) == ("Tesla V100-SXM2-16GB", "GPU-1234")
+    assert gpu.supported_clocks() == {877: [135, 1380, 1530]}
+    assert gpu.default_clocks() == (1312, 1312)
+    assert gpu.sm_count() is None and m.sm_count(gpu, 80) == 80
+    with pytest.raises(GpudbError, match="NVML does not report Tesla V100-SXM2-16GB's SM "
+                                         "count: give it with --sms"):
+        m.sm_count(gpu, None)
+    # no memory-clock locking before Ampere: the locked core clock is reset, application
+    # clocks set instead (memory first in NVML's argument order)
+    nv.calls.clear()
+    assert m.apply_setting(gpu, m.Setting(1380, 877)) == "application"
+    assert [c[0] for c in nv.calls] == [
+        "nvmlDeviceSetGpuLockedClocks", "nvmlDeviceSetMemoryLockedClocks",
+        "nvmlDeviceResetGpuLockedClocks", "nvmlDeviceResetMemoryLockedClocks",
+        "nvmlDeviceResetApplicationsClocks", "nvmlDeviceSetApplicationsClocks"]
+    assert nv.calls[0][1:] == ("handle", 1380, 1380) and nv.calls[-1][1:] == ("handle", 877, 1380)
+    assert gpu.reset_clocks() == []  # "not supported" there: nothing was locked
+    assert gpu.energy_mj() is None and gpu.power_mw() == 50_000.0
+    assert gpu.clocks_mhz() == (1380.0, 1380.0)
+    assert gpu.clock_event_reasons() == 4  # through the pre-535 name
+    gpu.close()
+    assert nv.calls[-1] == ("nvmlShutdown",)
+
+
+def test_nvml_adapter_errors_are_one_line(binding):
+    binding(nvmlInit=9)
+    with pytest.raises(GpudbError, match=r"^no NVIDIA GPU: NVML could not be initialised "
+                                         r"\(Driver Not Loaded\)$"):
+        m.Nvml(0)
+    binding()
+    with pytest.raises(GpudbError, match=r"^no GPU 1: NVML sees 1 \(0 to 0\)$"):
+        m.Nvml(1)
+    binding(nvmlDeviceSetGpuLockedClocks=4, nvmlDeviceSetApplicationsClocks=4,
+            nvmlDeviceResetApplicationsClocks=4)
+    gpu = m.Nvml(0)
+    with pytest.raises(m.NotPermitted, match=r"^Tesla V100-SXM2-16GB does not let gpudb set its "
+                                             r"clocks \(locking the core clock: Insufficient "
+                                             r"Permissions; setting application clocks: "
+                                             r"Insufficient Permissions\): setting clocks "
+                                             r"usually needs root"):
+        m.apply_setting(gpu, m.Setting(1380, 877))
+    assert gpu.reset_clocks() == ["resetting the application clocks: Insufficient Permissions"]
+    assert gpu.energy_mj() == 7
+
+
 # --- command line ------------------------------------------------------------------------
 
 @pytest.fixture
@@ -327,7 +445,7 @@ def test_cli_measures_the_grid_and_prints_a_line_per_setting(tmp_path, fake_gpu)
     (("--core-mhz", "1400", "--mem-mhz", "1215", "--", *SLEEP),
      "Error: Fake GPU 80GB does not support a core clock of 1400 MHz"),
     (("--core-mhz", "1380", "--mem-mhz", "1215", "--", "/nonexistent/app"),
-     "Error: cannot run /nonexistent/app: No such file or directory"),
+     "Error: cannot run /nonexistent/app: no such executable file"),
     (("--core-mhz", "1380", "--mem-mhz", "1215"), "Error: missing argument '-- COMMAND"),
     (("--core-mhz", "13x0", "--mem-mhz", "1215", "--", "true"),
      "Error: invalid value for '--core-mhz': '13x0' is not a number"),
@@ -338,6 +456,17 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, fake_gpu, args, 
     assert result.exit_code in (1, 2)
     assert result.output.count("\n") == 1 and result.output.startswith(start), result.output
     assert not db.exists()
+
+
+def test_cli_interrupted_says_what_it_kept_and_exits_130(tmp_path, fake_gpu):
+    command = counting("if n == 2:\n    os.kill(os.getppid(), signal.SIGINT)\n"
+                       "    time.sleep(30)", tmp_path)
+    result = invoke(tmp_path / "cli.duckdb", "--core-mhz", "1380,705", "--mem-mhz", "1215",
+                    "--", *command)
+    assert result.exit_code == 130
+    assert result.output.splitlines()[-1] == ("interrupted (SIGINT): 1 settings stored and "
+                                              "kept; clocks restored")
+    assert fake_gpu.calls[-1] == ("reset",) and fake_gpu.closed
 
 
 def test_cli_without_nvml_binding_says_what_to_install(tmp_path, monkeypatch):

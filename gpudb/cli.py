@@ -346,6 +346,100 @@ def _numbers(kind):
     return convert
 
 
+@cli.command(context_settings={"allow_interspersed_args": False})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED,
+                metavar="-- COMMAND [ARGS]...")
+@click.option("--core-mhz", "core_mhz", required=True, multiple=True, callback=_numbers(int),
+              metavar="LIST",
+              help="Core (graphics) clocks to measure at, MHz: 1380,1530 (or repeat it).")
+@click.option("--mem-mhz", "mem_mhz", required=True, multiple=True, callback=_numbers(int),
+              metavar="LIST",
+              help="Memory clocks to measure at, MHz: 877,1215 (or repeat it).")
+@click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Runs of the command at each setting.")
+@click.option("--kernel", help="Kernel name of the runs (default: the command's file name).")
+@click.option("--suite", default="measured", show_default=True,
+              help="Kernel suite: kernel_id = '<suite>/<kernel>'.")
+@click.option("--experiment", help="Experiment the runs join (default: measured-<gpu>).")
+@click.option("--gpu", "gpu_id", callback=_gpu_name,
+              help="gpu_id of the GPU (default: NVML's name in lower case, e.g. "
+                   "nvidia-a100-sxm4-40gb).")
+@click.option("--device", default=0, show_default=True, type=click.IntRange(min=0),
+              help="NVML index of the GPU to measure on.")
+@click.option("--sms", type=click.IntRange(min=1),
+              help="SM count, where NVML does not report it.")
+@click.option("--sample-ms", default=10.0, show_default=True, type=click.FloatRange(min=1),
+              help="Interval of the clock, throttle and (without an energy counter) power "
+                   "samples, ms.")
+@click.pass_obj
+@friendly_errors
+@writes
+def measure(obj: Context, command, core_mhz, mem_mhz, repeat, kernel, suite, experiment,
+            gpu_id, device, sms, sample_ms):
+    """Run a command on an NVIDIA GPU at each core x memory clock setting and store each
+    repetition as a measured run (needs pip install 'gpudb[nvml]').
+
+    Clocks are locked through NVML where the driver permits, else set as application clocks;
+    where neither is permitted (usually: not root) the call stops with one line. Energy comes
+    from the GPU's energy counter (Volta and later), else from power sampled every --sample-ms;
+    the clocks seen and the throttle reasons become metrics. Each setting's runs are stored
+    when it completes; the default clocks are restored at the end, on an error and on Ctrl-C.
+    Clocks the GPU does not support are refused before anything runs.
+
+    Example:
+
+    \b
+        gpudb measure --core-mhz 1380,1530 --mem-mhz 877 --repeat 3 \\
+            -- ./my_app --size 4096
+    """
+    from gpudb import measure as m
+
+    gpu = m.open_gpu(device)
+    con = None
+    try:
+        settings = m.plan(core_mhz, mem_mhz, gpu.supported_clocks(), gpu.name)
+        gid = gpu_id or m.gpu_id_of(gpu.name)
+        target = m.Target(experiment or m.default_experiment(gid), gid,
+                          kernel or m.kernel_name(command), suite, m.sm_count(gpu, sms))
+        con = obj.connect()
+
+        def progress(setting, done):
+            first = done[0]
+            clocks = [x.samples for x in done]
+            line = (f"core {setting.core_mhz} MHz, memory {setting.mem_mhz} MHz "
+                    f"({first.lock_method} clocks): {len(done)} runs, "
+                    f"{sum(x.time_ns for x in done) / len(done) / 1e9:.3f} s, "
+                    f"{sum(x.energy_j for x in done) / len(done):.3f} J "
+                    f"({'energy counter' if first.energy_from_counter else 'sampled power'})"
+                    f"; seen: SM {_mean([v for c in clocks for v in c.sm_mhz]):.0f} MHz, "
+                    f"memory {_mean([v for c in clocks for v in c.mem_mhz]):.0f} MHz")
+            reasons = 0
+            for c in clocks:
+                reasons |= c.reasons
+            click.echo(line + (f", clock-event reasons 0x{reasons:x}" if reasons else ""))
+
+        try:
+            added = m.measure(con, gpu, command, settings, repeat, target, progress=progress,
+                              warn=lambda line: click.echo(f"Warning: {line}", err=True),
+                              interval_s=sample_ms / 1000)
+        except m.MeasureInterrupted as stop:
+            import signal
+
+            click.echo(f"interrupted ({signal.Signals(stop.signum).name}): "
+                       f"{stop.settings_stored} settings stored and kept; clocks restored",
+                       err=True)
+            sys.exit(128 + stop.signum)
+    finally:
+        if con is not None:
+            con.close()
+        gpu.close()
+    click.echo(f"{added} runs added to experiment {target.experiment!r} of {obj.path}")
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
 @cli.command()
 @simulator_gpu_options
 @click.option("--suite", default="default", show_default=True,

@@ -13,11 +13,10 @@ and its worker processes end with it (sim.sweep).
 from __future__ import annotations
 
 import signal
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import closing, contextmanager
+from contextlib import closing
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,13 +31,11 @@ from gpudb.runs import (
     stored_run_ids,
     write_run,
 )
+from gpudb.stop_signals import stop_on_signals
 from sim.config import GpuConfig, Suite, load_gpu, load_suite
 from sim.sweep import plan, simulate_tasks
 
 Progress = Callable[[int, int, int], None]
-
-# Signals that stop a sweep as Ctrl-C does (where the platform has them).
-STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
 
 
 class SweepInterrupted(Exception):
@@ -51,40 +48,6 @@ class SweepInterrupted(Exception):
                          "to resume)")
         self.summary = summary
         self.signum = int(signum)
-
-
-class _Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP arrived: unwinds like Ctrl-C."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-@contextmanager
-def _stop_on_signals() -> Iterator[None]:
-    """Within the block, SIGTERM and SIGHUP raise _Stopped (once) where they would end the
-    process, so the sweep unwinds: workers ended, finished runs kept. A signal ignored (nohup)
-    or handled by the program stays so; signals go to the main thread only."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    fired: list[int] = []
-
-    def stop(signum, frame):
-        if not fired:  # a second signal while unwinding must not interrupt the clean-up
-            fired.append(signum)
-            raise _Stopped(signum)
-
-    previous = {}
-    for sig in STOP_SIGNALS:
-        if signal.getsignal(sig) is signal.SIG_DFL:
-            previous[sig] = signal.signal(sig, stop)
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
@@ -135,7 +98,7 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
         if progress:
             progress(0, len(todo), 0)
         try:
-            with _stop_on_signals(), closing(_results(todo, jobs, scheduler,
+            with stop_on_signals(), closing(_results(todo, jobs, scheduler,
                                                       chunk_instructions)) as results:
                 for result in results:
                     if summary["runs_added"] == 0:

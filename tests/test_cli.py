@@ -139,6 +139,7 @@ def test_sql_prints_timestamps_with_time_zone_without_pytz(tiny_db, monkeypatch)
     ("init",), ("ingest", "{csv}", "--mapping", "{mapping}"), ("sweep",), ("merge", "{db}"),
     ("materialize",), ("control", "--predictor", "crisp"), ("demo", "--gpu", "tiny"),
     ("train", "wu", "--gpu", "tiny"),
+    ("measure", "--core-mhz", "1", "--mem-mhz", "1", "--", "true"),
 ])
 def test_every_writing_command_stops_under_read_only_and_leaves_the_file(tiny_db, tiny_files,
                                                                          args):

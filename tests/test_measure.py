@@ -260,9 +260,18 @@ def test_a_failing_command_restores_the_clocks_and_keeps_the_completed_settings(
     assert gpu.clocks == (1410.0, 1215.0)
 
 
+@pytest.fixture
+def ctrl_c_raises():
+    """Ctrl-C raising KeyboardInterrupt, as in a terminal: a shell starts a background job
+    (e.g. a CI run under nohup ... &) with SIGINT ignored, and Python keeps it ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_or_sigterm_mid_grid_restores_the_clocks_and_keeps_the_completed_settings(
-        con, tmp_path, signum):
+        con, tmp_path, signum, ctrl_c_raises):
     gpu = FakeGpu()
     # the third run signals gpudb (its parent) as Ctrl-C in a terminal would, and waits to
     # be ended
@@ -458,7 +467,7 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, fake_gpu, args, 
     assert not db.exists()
 
 
-def test_cli_interrupted_says_what_it_kept_and_exits_130(tmp_path, fake_gpu):
+def test_cli_interrupted_says_what_it_kept_and_exits_130(tmp_path, fake_gpu, ctrl_c_raises):
     command = counting("if n == 2:\n    os.kill(os.getppid(), signal.SIGINT)\n"
                        "    time.sleep(30)", tmp_path)
     result = invoke(tmp_path / "cli.duckdb", "--core-mhz", "1380,705", "--mem-mhz", "1215",

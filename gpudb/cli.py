@@ -278,15 +278,20 @@ def ingest(obj: Context, files, mapping_path, experiment, suite):
                                    progress=lambda _name: bar.update(1), suite=suite)
     finally:
         con.close()
+    _echo_reports(reports, lambda r: (
+        f"{r.rows} rows, {r.runs_added} runs added, {r.runs_present} already present, "
+        f"{r.metrics_added} metric values"
+        + (f"; model inputs: {r.inputs_summary()}" if r.inputs else "")
+        + (f"\n  columns: {r.columns_summary()}" if r.columns_summary() else "")))
+
+
+def _echo_reports(reports, describe) -> None:
+    """One line per ingested file (``describe(report)``), or why it was skipped."""
     for r in reports:
         if r.skipped_reason:
             click.echo(f"{r.file}: {r.skipped_reason}; nothing added")
         else:
-            click.echo(f"{r.file}: {r.rows} rows, {r.runs_added} runs added, "
-                       f"{r.runs_present} already present, {r.metrics_added} metric values"
-                       + (f"; model inputs: {r.inputs_summary()}" if r.inputs else ""))
-            if r.columns_summary():
-                click.echo(f"  columns: {r.columns_summary()}")
+            click.echo(f"{r.file}: {describe(r)}")
 
 
 @cli.command("ingest-log")
@@ -321,14 +326,10 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
         reports = ingest_logs(con, list(paths), power_report, experiment, gpu_id, suite)
     finally:
         con.close()
-    for r in reports:
-        if r.skipped_reason:
-            click.echo(f"{r.file}: {r.skipped_reason}; nothing added")
-        else:
-            click.echo(f"{r.file}: {r.launches} launches, {r.runs_added} runs added, "
-                       f"{r.runs_present} already present, {r.metrics_added} metric values, "
-                       f"{r.intervals_added} intervals"
-                       + ("" if r.power_report else "; no power report: energy not known"))
+    _echo_reports(reports, lambda r: (
+        f"{r.launches} launches, {r.runs_added} runs added, {r.runs_present} already present, "
+        f"{r.metrics_added} metric values, {r.intervals_added} intervals"
+        + ("" if r.power_report else "; no power report: energy not known")))
 
 
 def _numbers(kind):

@@ -374,18 +374,24 @@ def _derived(path: Path, key: str, value, units: dict[str, float], *,
     return Derived(key, unit, units[unit], expr=expr)
 
 
+def _column_list(path: Path, key: str, value, must: str) -> tuple[str, ...]:
+    """A non-empty TOML list of distinct column names."""
+    if not isinstance(value, list) or not value:
+        raise _fail(path, f"{key} {must}, not "
+                          f"{'an empty list' if value == [] else _toml_type(value)}")
+    names = tuple(_column(path, f"{key}[{i}]", v) for i, v in enumerate(value))
+    if len(set(names)) != len(names):
+        raise _fail(path, f"{key} lists {next(n for n in names if names.count(n) > 1)!r} twice")
+    return names
+
+
 def _file_section(path: Path, section: dict, kernel: tuple[str, ...]
                   ) -> tuple[tuple[str, ...] | None, str | None, str]:
     """[file]: (header, labels, duplicates), checked."""
     header = section.get("header")
     if header is not None:
-        if not isinstance(header, list) or not header:
-            raise _fail(path, "[file] header must be the list of the file's column names, not "
-                              f"{'an empty list' if header == [] else _toml_type(header)}")
-        header = tuple(_column(path, f"[file] header[{i}]", h) for i, h in enumerate(header))
-        if len(set(header)) != len(header):
-            raise _fail(path, "[file] header lists "
-                              f"{next(h for h in header if header.count(h) > 1)!r} twice")
+        header = _column_list(path, "[file] header", header,
+                              "must be the list of the file's column names")
     labels = section.get("labels")
     if labels is not None:
         labels = _column(path, "[file] labels", labels)
@@ -463,15 +469,8 @@ def load_mapping(path: str | Path) -> Mapping:
     if ("power" in columns) == ("energy" in columns):
         raise _fail(path, "[columns] needs exactly one of 'power' and 'energy'")
     kernel = columns["kernel"]
-    if isinstance(kernel, str):
-        kernel = [kernel]
-    if not isinstance(kernel, list) or not kernel:
-        raise _fail(path, "[columns] kernel must be a column name or a list of them, not "
-                          f"{'an empty list' if kernel == [] else _toml_type(kernel)}")
-    kernel = tuple(_column(path, f"[columns] kernel[{i}]", k) for i, k in enumerate(kernel))
-    if len(set(kernel)) != len(kernel):
-        raise _fail(path, "[columns] kernel lists "
-                          f"{next(k for k in kernel if kernel.count(k) > 1)!r} twice")
+    kernel = _column_list(path, "[columns] kernel", [kernel] if isinstance(kernel, str) else kernel,
+                          "must be a column name or a list of them")
     measures = {key: _derived(path, f"[columns] {key}", columns[key], units,
                               default_unit=default) if key in columns else None
                 for key, (units, default) in _NUMBER_UNITS.items()}

@@ -161,6 +161,8 @@ class _Staged:
     mapping: Mapping
     lines: np.ndarray | None  # the file line of each row (1-based); None for Parquet
     runs: str = ""  # temporary table of the file's run rows (see _stage_runs)
+    # `run` column -> SQL literal, for the columns equal in every run of the file
+    constants: dict[str, str] = field(default_factory=dict)
     # file column name -> its name in the registered view (positional: _c0, _c1, ...)
     sql: dict[str, str] = field(default_factory=dict)
     # [inputs] name -> float64 values in file order (NULL: not stored)
@@ -301,9 +303,22 @@ def _where(path: Path, lines: np.ndarray | None, row: int, column: str) -> str:
     return f"{path}: row {row}{_line(lines, row)}, column {column!r}"
 
 
+_SPACE = ' \t\r\n\v\f'
+
+
 def _trim(column: str) -> str:
-    """SQL: the (view) column as text without white space at either end (tabs included)."""
-    return f"trim({column}::VARCHAR, ' \t\r\n\v\f')"
+    """SQL: the (view) column as text without white space at either end (tabs included).
+    trim with a set of characters costs several times a regular expression that finds
+    nothing to trim, the usual case."""
+    text = f"{column}::VARCHAR"
+    return (f"CASE WHEN regexp_matches({text}, '^[{_SPACE}]|[{_SPACE}]$') "
+            f"THEN trim({text}, '{_SPACE}') ELSE {text} END")
+
+
+def _blank(column: str) -> str:
+    """SQL: the (view) column holds only white space, i.e. its _trim is '' (the test does not
+    build the trimmed text, so costs a fraction of it)."""
+    return f"(NOT regexp_matches({column}::VARCHAR, '[^{_SPACE}]'))"
 
 
 # A number written as text: DuckDB's cast alone also takes '+-2' (as -2) and '1_000'.
@@ -395,7 +410,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
     # One scan finds the first empty cell of every required column.
     empty = first_row(con.execute("SELECT " + ", ".join(
         f"min({ROW}) FILTER (WHERE {sql[c]} IS NULL"
-        + ("" if c in typed else f" OR {_trim(sql[c])} = ''") + ")" for c in required)
+        + ("" if c in typed else f" OR {_blank(sql[c])}") + ")" for c in required)
         + f" FROM {view}"))
     for column, row in zip(required, empty, strict=True):
         if row is not None:
@@ -667,14 +682,33 @@ def _kernel_expr(mapping: Mapping, sql: dict[str, str]) -> str:
 
 def _g(column: str) -> str:
     """A number as 12 significant digits: the same measurement exported twice with different
-    float formatting (1 ulp apart) must hash to the same run_id."""
-    return f"format('{{:.12g}}', {column})"
+    float formatting (1 ulp apart) must hash to the same run_id. A whole number below 10^12
+    (clocks in MHz, often times) has those digits and no more, exactly its integer's: that
+    costs less than format."""
+    return (f"CASE WHEN {column} >= 1 AND {column} < 1e12 AND {column} = trunc({column}) "
+            f"THEN CAST(CAST({column} AS BIGINT) AS VARCHAR) "
+            f"ELSE format('{{:.12g}}', {column}) END")
 
 
-def _run_rows(mapping: Mapping, sql: dict[str, str], view: str, exp_id: str, sha: str,
-              created: str) -> str:
-    """SQL turning a staged file into `run` columns (without run_id) plus its row number."""
-    gpu_id = sql_str(str(mapping.gpu["gpu_id"]))
+def _run_constants(mapping: Mapping, exp_id: str, sha: str, created: str) -> dict[str, str]:
+    """SQL literals of the `run` columns that are the same for every run of a file: the
+    insert adds them, so the staged table does not hold a million copies of each."""
+    return {"experiment_id": sql_str(exp_id),
+            "source": sql_str(mapping.source),
+            "gpu_id": sql_str(str(mapping.gpu["gpu_id"])),
+            "policy": sql_str(mapping.policy),
+            "ctas_per_sm": "CAST(NULL AS INTEGER)",
+            "interval_instructions": "CAST(NULL AS BIGINT)",
+            "seed": "CAST(NULL AS BIGINT)",
+            "instructions": "CAST(NULL AS BIGINT)",
+            "created_at": f"CAST({sql_str(created)} AS TIMESTAMPTZ)",
+            "input_hash": sql_str(sha)}
+
+
+def _run_rows(mapping: Mapping, sql: dict[str, str], view: str) -> str:
+    """SQL turning a staged file into the `run` columns that vary from run to run (without
+    run_id; the others are _run_constants), plus its row number and the power or energy as
+    measured (_measured, for the hash)."""
     kernel_id = f"{sql_str(mapping.suite + '/')} || {_kernel_expr(mapping, sql)}"
     n_sm = (f"CAST({_num(mapping.n_sm, sql)} AS INTEGER)" if mapping.n_sm is not None
             else str(int(mapping.gpu["n_sm"])))
@@ -686,49 +720,48 @@ def _run_rows(mapping: Mapping, sql: dict[str, str], view: str, exp_id: str, sha
     measured = _num(mapping.energy if mapping.energy is not None else mapping.power, sql)
     return f"""
         SELECT {ROW} AS _row,
-               {sql_str(exp_id)} AS experiment_id,
-               {sql_str(mapping.source)} AS source,
                {kernel_id} AS kernel_id,
-               {gpu_id} AS gpu_id,
-               {sql_str(mapping.policy)} AS policy,
                {_num(mapping.core_mhz, sql)} AS core_mhz,
                {_num(mapping.mem_mhz, sql)} AS mem_mhz,
                {n_sm} AS n_sm,
-               CAST(NULL AS INTEGER) AS ctas_per_sm,
-               CAST(NULL AS BIGINT) AS interval_instructions,
-               CAST(NULL AS BIGINT) AS seed,
                {time_ns} AS time_ns,
                {energy} AS energy_j,
-               {measured} AS _measured,
-               CAST(NULL AS BIGINT) AS instructions,
-               CAST({sql_str(created)} AS TIMESTAMPTZ) AS created_at,
-               {sql_str(sha)} AS input_hash
+               {measured} AS _measured
         FROM {view}"""
 
 
 def _stage_runs(con, stage: _Staged, view: str, exp_id: str, now: str) -> None:
     """Materialise a validated file's run rows, with their run_id and row number, as the
-    temporary table stage.runs (readers that need file order sort by _row), and refuse values
-    that unit conversion made zero or infinite (1e308 ms is +inf ns) and a kernel measured
-    twice at one setting (which need the converted values the table holds)."""
+    temporary table stage.runs (readers that need file order sort by _row; the columns
+    equal for every run are in stage.constants), and refuse values that unit conversion
+    made zero or infinite (1e308 ms is +inf ns) and a kernel measured twice at one setting
+    (which need the converted values the table holds)."""
     mapping = stage.mapping
-    rows = _run_rows(mapping, stage.sql, view, exp_id, stage.sha256, now)
+    const = stage.constants = _run_constants(mapping, exp_id, stage.sha256, now)
+    rows = _run_rows(mapping, stage.sql, view)
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {stage.runs} AS
-        SELECT md5(concat_ws('|', source, gpu_id, kernel_id, policy, {_g('core_mhz')},
-                             {_g('mem_mhz')}, n_sm, {_g('time_ns')}, {_g('_measured')}))
-                   AS run_id, *
+        SELECT md5(concat_ws('|', {const['source']}, {const['gpu_id']}, kernel_id,
+                             {const['policy']}, {_g('core_mhz')}, {_g('mem_mhz')}, n_sm,
+                             {_g('time_ns')}, {_g('_measured')}))
+                   AS run_id, * EXCLUDE (_measured)
         FROM ({rows})""")
     _check_converted(con, stage, view)
-    dup = first_row(con.execute(
-        f"SELECT min(_row), max(_row), any_value(kernel_id) FROM {stage.runs} "
-        "GROUP BY kernel_id, core_mhz, mem_mhz, n_sm HAVING count(*) > 1 ORDER BY 1 LIMIT 1"))
-    if dup:
-        kernel = dup[2].split("/", 1)[1]
-        raise IngestError(f"{stage.path}: rows {dup[0]} and {dup[1]} both measure kernel "
-                          f"{kernel!r} at the same setting (columns "
-                          f"{', '.join(mapping.kernel)}, {mapping.core_mhz.column}, "
-                          f"{mapping.mem_mhz.column})")
+    # Equal settings hash equal (the values are positive and finite by now, so equal means
+    # bitwise equal): the grouping by the columns themselves, which names the rows, runs
+    # only when two hashes meet.
+    key = "kernel_id, core_mhz, mem_mhz, n_sm"
+    if first_row(con.execute(f"SELECT count(DISTINCT hash({key})) < count(*) "
+                             f"FROM {stage.runs}"))[0]:
+        dup = first_row(con.execute(
+            f"SELECT min(_row), max(_row), any_value(kernel_id) FROM {stage.runs} "
+            f"GROUP BY {key} HAVING count(*) > 1 ORDER BY 1 LIMIT 1"))
+        if dup:
+            kernel = dup[2].split("/", 1)[1]
+            raise IngestError(f"{stage.path}: rows {dup[0]} and {dup[1]} both measure kernel "
+                              f"{kernel!r} at the same setting (columns "
+                              f"{', '.join(mapping.kernel)}, {mapping.core_mhz.column}, "
+                              f"{mapping.mem_mhz.column})")
 
 
 def _check_converted(con, stage: _Staged, view: str) -> None:
@@ -837,14 +870,18 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
     return reports
 
 
-def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str) -> pa.Table:
+def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str,
+                 some_present: bool) -> pa.Table:
     """Long-format (run_id, _new, name, value) rows of a staged file's metric columns and
-    [inputs] (those not already a metric column).
+    [inputs] (those not already a metric column); _new: the run was not stored before this
+    ingest (`some_present` False: none was).
 
     Built column-wise in Arrow rather than with SQL UNPIVOT: it costs about a fifth as much at
-    a million rows, and the insert then reads Arrow like DuckDB's own bulk path.
+    a million rows, and the insert then reads Arrow like DuckDB's own bulk path. The names
+    stay dictionary-encoded (DuckDB reads them as text).
     """
-    ids = con.sql(f"SELECT run_id, run_id NOT IN (SELECT run_id FROM _gpudb_present) AS _new "
+    new = ("run_id NOT IN (SELECT run_id FROM _gpudb_present)" if some_present else "true")
+    ids = con.sql(f"SELECT run_id, {new} AS _new "
                   f"FROM {stage.runs} ORDER BY _row").to_arrow_table()
     text = [c for c in stage.metric_columns if not _is_number_type(stage.table.schema.field(c))]
     sql = stage.sql
@@ -858,8 +895,7 @@ def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str) -> pa.Table:
     rows, count = stage.table.num_rows, len(values)
     names = pa.DictionaryArray.from_arrays(
         pa.array(np.repeat(np.arange(count, dtype=np.int32), rows)),
-        pa.array([mapping.metric_name(c) for c in stage.metric_columns] + inputs)
-    ).cast(pa.string())
+        pa.array([mapping.metric_name(c) for c in stage.metric_columns] + inputs, pa.string()))
     return pa.table({
         "run_id": pa.chunked_array(ids.column("run_id").chunks * count),
         "_new": pa.chunked_array(ids.column("_new").chunks * count),
@@ -879,7 +915,7 @@ def _write_metrics(con, mapping: Mapping, stage: _Staged, view: str, some_presen
     Arrow filters copy every string of the table, so they run only where needed: no NULL
     values and only new runs (a first ingest) insert the rows as they are.
     """
-    rows = _metric_rows(con, mapping, stage, view)
+    rows = _metric_rows(con, mapping, stage, view, some_present)
     if rows.column("value").null_count:
         rows = rows.filter(pc.is_valid(rows.column("value")))
     is_new = rows.column("_new")
@@ -915,15 +951,18 @@ def _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host)
             insert_missing(con, "kernel", (
                 f"SELECT DISTINCT kernel_id, substr(kernel_id, length({suite}) + 2) AS name, "
                 f"{suite} AS suite, 'measured kernel' AS description FROM {stage.runs}"))
+            gpu_id = stage.constants["gpu_id"]
             insert_missing(con, "pstate", (
-                f"SELECT DISTINCT gpu_id, 'core' AS domain, core_mhz AS freq_mhz FROM "
-                f"{stage.runs} UNION SELECT DISTINCT gpu_id, 'mem', mem_mhz FROM {stage.runs}"))
+                f"SELECT DISTINCT {gpu_id} AS gpu_id, 'core' AS domain, core_mhz AS freq_mhz "
+                f"FROM {stage.runs} UNION SELECT DISTINCT {gpu_id}, 'mem', mem_mhz "
+                f"FROM {stage.runs}"))
             # Runs the database already has (usually none) keep their row; only their new
             # metrics are added.
             con.execute("CREATE OR REPLACE TEMP TABLE _gpudb_present AS SELECT run_id FROM "
                         f"{stage.runs} WHERE run_id IN (SELECT run_id FROM run)")
+            columns = (f"{stage.constants.get(c, c)} AS {c}" for c in RUN_COLUMNS)
             report.runs_added = insert_runs(
-                con, f"SELECT {', '.join(RUN_COLUMNS)} FROM {stage.runs}").runs
+                con, f"SELECT {', '.join(columns)} FROM {stage.runs}").runs
             report.runs_present = report.rows - report.runs_added
             if stage.metric_columns or stage.inputs:
                 report.metrics_added = _write_metrics(con, mapping, stage, view,

@@ -436,8 +436,8 @@ def _check_target(con: duckdb.DuckDBPyConnection, target: Target) -> None:
                          f"{target.n_sm}: name another with --gpu")
 
 
-def _run_row(m: Measurement, target: Target, gpu: Gpu, command: Sequence[str],
-             exp_id: str, command_hash: str) -> tuple[dict, list[dict]]:
+def _run_row(m: Measurement, target: Target, gpu: Gpu, exp_id: str,
+             command_hash: str) -> tuple[dict, list[dict]]:
     kernel_id = f"{target.suite}/{target.kernel}"
     s = m.setting
     # A measurement is unique by the GPU and the moment it started, the rest is what it saw.
@@ -470,7 +470,7 @@ def store(con: duckdb.DuckDBPyConnection, measurements: Sequence[Measurement], t
     transaction. Returns the runs added."""
     exp_id = experiment_id(target.experiment)
     command_hash = hashlib.sha256(json.dumps(list(command)).encode()).hexdigest()
-    rows = [_run_row(m, target, gpu, command, exp_id, command_hash) for m in measurements]
+    rows = [_run_row(m, target, gpu, exp_id, command_hash) for m in measurements]
     core, mem = gpu.default_clocks()
     supported = gpu.supported_clocks()
     with atomic(con):

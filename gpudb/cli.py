@@ -358,6 +358,9 @@ def _numbers(kind):
               help="Memory clocks to measure at, MHz: 877,1215 (or repeat it).")
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1),
               help="Runs of the command at each setting.")
+@click.option("--warmup", default=1, show_default=True, type=click.IntRange(min=0),
+              help="Runs of the command at each setting before the measured ones, not "
+                   "stored: application clocks are a ceiling the GPU ramps up to under load.")
 @click.option("--kernel", help="Kernel name of the runs (default: the command's file name).")
 @click.option("--suite", default="measured", show_default=True,
               help="Kernel suite: kernel_id = '<suite>/<kernel>'.")
@@ -375,7 +378,7 @@ def _numbers(kind):
 @click.pass_obj
 @friendly_errors
 @writes
-def measure(obj: Context, command, core_mhz, mem_mhz, repeat, kernel, suite, experiment,
+def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, suite, experiment,
             gpu_id, device, sms, sample_ms):
     """Run a command on an NVIDIA GPU at each core x memory clock setting and store each
     repetition as a measured run (needs pip install 'gpudb[nvml]').
@@ -383,7 +386,9 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, kernel, suite, exp
     Clocks are locked through NVML where the driver permits, else set as application clocks;
     where neither is permitted (usually: not root) the call stops with one line. Energy comes
     from the GPU's energy counter (Volta and later), else from power sampled every --sample-ms;
-    the clocks seen and the throttle reasons become metrics. Each setting's runs are stored
+    the clocks seen and the throttle reasons become metrics. --warmup runs at each setting
+    come first and are not stored. The SM count comes from NVML, else the CUDA driver, else
+    --sms. Each setting's runs are stored
     when it completes; the default clocks are restored at the end, on an error and on Ctrl-C.
     Clocks the GPU does not support are refused before anything runs.
 
@@ -418,11 +423,20 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, kernel, suite, exp
             for c in clocks:
                 reasons |= c.reasons
             click.echo(line + (f", clock-event reasons 0x{reasons:x}" if reasons else ""))
+            stored.append(setting)
 
+        stored = []
         try:
             added = m.measure(con, gpu, command, settings, repeat, target, progress=progress,
                               warn=lambda line: click.echo(f"Warning: {line}", err=True),
-                              interval_s=sample_ms / 1000)
+                              interval_s=sample_ms / 1000, warmup=warmup)
+        except GpudbError as exc:
+            if not stored:
+                raise
+            # an exit, not an error: a new database file keeps the settings measured before
+            click.echo(f"Error: {exc} ({len(stored)} settings before it stored and kept in "
+                       f"{obj.path})", err=True)
+            sys.exit(1)
         except m.MeasureInterrupted as stop:
             import signal
 

@@ -14,6 +14,15 @@
   mJ, Volta and later) around the command, else the power (``nvmlDeviceGetPowerUsage``, mW)
   sampled by a thread and integrated (:func:`integrate_power`). The same thread samples the SM
   and memory clocks and the clock-event (throttle) reasons.
+- Warm-up: ``warmup`` unstored runs of the command at each setting before the measured ones.
+  Application clocks are a ceiling the GPU boosts to under load, not a lock: on an H200 the
+  first run after an idle spell started at the 345 MHz idle clock and averaged 1,718 MHz
+  against 1,980 MHz set (7% longer), and the first run after a switch still saw the old clock.
+- Clocks seen: a setting whose runs saw the SMs faster than the core clock set, or the memory
+  at another clock than the one set, is refused (:func:`check_clocks`): NVML accepted a memory
+  application clock on that H200 that the GPU never applied.
+- SMs: NVML reports the SM count only for MIG instances, so :meth:`Nvml.sm_count` asks the CUDA
+  driver (``libcuda``, present wherever NVML is) for the device at the same PCI address.
 - Storage: each setting's repetitions are written in one transaction when the setting's last
   repetition ends, so Ctrl-C (or SIGTERM, SIGHUP), a failing command or an NVML error keeps the
   settings that completed and nothing of the one under way.
@@ -24,6 +33,7 @@ any object with its methods, which lets tests run without a GPU.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import re
@@ -119,11 +129,18 @@ class Nvml:
         return getattr(exc, "value", None) == self._nv.NVML_ERROR_NOT_SUPPORTED
 
     def sm_count(self) -> int | None:
-        """SMs, from the device attributes; None where the driver does not report them."""
+        """SMs: NVML's device attributes (reported for MIG instances only: a whole H200 says
+        "Not Supported"), else the CUDA driver's count for the device at the same PCI bus id;
+        None where neither answers."""
         try:
             return int(self._nv.nvmlDeviceGetAttributes(self._handle).multiprocessorCount)
         except self._nv.NVMLError:
+            pass
+        try:
+            pci = self._nv.nvmlDeviceGetPciInfo(self._handle)
+        except self._nv.NVMLError:
             return None
+        return cuda_sm_count([_text(pci.busId), _text(getattr(pci, "busIdLegacy", b""))])
 
     def supported_clocks(self) -> dict[int, list[int]]:
         """Supported memory clock (MHz) -> the core clocks (MHz) supported with it."""
@@ -221,6 +238,30 @@ class Nvml:
 
 def _text(value: str | bytes) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16  # cuda.h, CUdevice_attribute
+
+
+def cuda_sm_count(bus_ids: Sequence[str], library: str = "libcuda.so.1") -> int | None:
+    """SM count of the CUDA device at the first of ``bus_ids`` (PCI addresses as NVML writes
+    them, e.g. "00000000:18:00.0") that the CUDA driver API finds, through ``library``; None
+    where the library, the driver or the device is missing. Only cuInit runs: no context is
+    made, so no GPU memory is taken."""
+    try:
+        cuda = ctypes.CDLL(library)
+    except OSError:
+        return None
+    if cuda.cuInit(0) != 0:
+        return None
+    device, count = ctypes.c_int(), ctypes.c_int()
+    for bus_id in bus_ids:
+        if (bus_id and cuda.cuDeviceGetByPCIBusId(ctypes.byref(device), bus_id.encode()) == 0
+                and cuda.cuDeviceGetAttribute(ctypes.byref(count),
+                                              CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                              device) == 0):
+            return int(count.value)
+    return None
 
 
 def open_gpu(index: int = 0) -> Gpu:
@@ -356,7 +397,8 @@ class Measurement:
 
 def run_once(gpu: Gpu, command: Sequence[str], setting: Setting, repetition: int,
              lock_method: str, interval_s: float = SAMPLE_INTERVAL_S) -> Measurement:
-    """Run ``command`` once at the clocks already set and measure it. Raises GpudbError when
+    """Run ``command`` once at the clocks already set and measure it (``repetition`` -1: a
+    warm-up run, so named in errors). Raises GpudbError when
     it cannot start or exits non-zero; an exception (Ctrl-C) while it runs ends it."""
     before = gpu.energy_mj()
     sampler = _Sampler(gpu, power=before is None, interval_s=interval_s)
@@ -379,15 +421,40 @@ def run_once(gpu: Gpu, command: Sequence[str], setting: Setting, repetition: int
     after = gpu.energy_mj() if before is not None else None
     samples = sampler.stop()
     if status != 0:
+        which = "warm-up run" if repetition < 0 else f"repetition {repetition + 1}"
         raise GpudbError(f"{shlex.join(command)} exited with status {status} at core "
-                         f"{setting.core_mhz} MHz, memory {setting.mem_mhz} MHz (repetition "
-                         f"{repetition + 1}); this setting is not stored")
+                         f"{setting.core_mhz} MHz, memory {setting.mem_mhz} MHz ({which}); "
+                         "this setting is not stored")
     if before is None:
         energy = integrate_power(samples.power, end)
     else:
         energy = (after - before) * 1e-3
     return Measurement(setting, repetition, started, end - start, energy, before is not None,
                        lock_method, samples)
+
+
+CLOCK_TOLERANCE = 0.01  # relative: NVML reads clocks in whole MHz
+
+
+def check_clocks(setting: Setting, measurements: Sequence[Measurement]) -> None:
+    """Refuse a setting whose runs would carry a wrong label: the GPU ran its SMs faster than
+    the core clock set, or its memory at a clock other than the one set, at some sample.
+    A core clock below the one set is throttling, which the clock-event reasons record. NVML
+    can accept clocks the GPU does not apply: an H200 took application clocks with memory at
+    2201 MHz and ran at 3201 MHz."""
+    sm = max(v for m in measurements for v in m.samples.sm_mhz)
+    mem = [v for m in measurements for v in m.samples.mem_mhz]
+    wrong = []
+    if sm > setting.core_mhz * (1 + CLOCK_TOLERANCE):
+        wrong.append(f"SMs at up to {sm:.0f} MHz")
+    off = [v for v in mem if abs(v - setting.mem_mhz) > setting.mem_mhz * CLOCK_TOLERANCE]
+    if off:
+        wrong.append(f"memory at {', '.join(f'{v:.0f}' for v in sorted(set(off)))} MHz")
+    if wrong:
+        raise GpudbError(f"at core {setting.core_mhz} MHz, memory {setting.mem_mhz} MHz the GPU "
+                         f"ran with {' and '.join(wrong)}: NVML accepted the clocks but the GPU "
+                         "did not hold them (a --warmup run lets a new clock settle); this "
+                         "setting is not stored")
 
 
 @contextmanager
@@ -498,8 +565,10 @@ def measure(con: duckdb.DuckDBPyConnection, gpu: Gpu, command: Sequence[str],
             settings: Sequence[Setting], repeat: int, target: Target,
             progress: Callable[[Setting, list[Measurement]], None] | None = None,
             warn: Callable[[str], None] | None = None,
-            interval_s: float = SAMPLE_INTERVAL_S) -> int:
-    """Measure ``command`` ``repeat`` times at each setting, storing each setting's runs
+            interval_s: float = SAMPLE_INTERVAL_S, warmup: int = 0) -> int:
+    """Measure ``command`` ``repeat`` times at each setting, after ``warmup`` runs there that
+    are not stored (the clocks settle under load; module docstring), checking the clocks seen
+    (:func:`check_clocks`) and storing each setting's runs
     when its last repetition ends (:func:`store`), and restore the GPU's default clocks at the
     end, on an error and on Ctrl-C (SIGTERM, SIGHUP), which raise MeasureInterrupted. A
     restore that fails is passed to ``warn`` with the command that does it by hand.
@@ -516,8 +585,11 @@ def measure(con: duckdb.DuckDBPyConnection, gpu: Gpu, command: Sequence[str],
             for setting in settings:
                 changed = True
                 method = apply_setting(gpu, setting)
+                for _ in range(warmup):
+                    run_once(gpu, command, setting, -1, method, interval_s)
                 done = [run_once(gpu, command, setting, i, method, interval_s)
                         for i in range(repeat)]
+                check_clocks(setting, done)
                 added += store(con, done, target, gpu, command)
                 stored += 1
                 if progress is not None:

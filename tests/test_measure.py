@@ -5,7 +5,9 @@ GPU through NVML, skipped where there is none."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
 import sys
 import types
 
@@ -334,6 +336,8 @@ def fake_pynvml(fail: dict[str, int]):
         "nvmlDeviceGetHandleByIndex": "handle", "nvmlDeviceGetName": b"Tesla V100-SXM2-16GB",
         "nvmlDeviceGetUUID": "GPU-1234", "nvmlSystemGetDriverVersion": "470.57",
         "nvmlDeviceGetAttributes": types.SimpleNamespace(multiprocessorCount=80),
+        "nvmlDeviceGetPciInfo": types.SimpleNamespace(busId=b"00000000:18:00.0",
+                                                      busIdLegacy=b"0000:18:00.0"),
         "nvmlDeviceGetSupportedMemoryClocks": [877],
         "nvmlDeviceGetSupportedGraphicsClocks": [1530, 1380, 135],
         "nvmlDeviceGetDefaultApplicationsClock": 1312, "nvmlDeviceSetGpuLockedClocks": None,
@@ -366,7 +370,9 @@ def binding(monkeypatch):
     return install
 
 
-def test_nvml_adapter_on_a_volta_like_gpu(binding):
+def test_nvml_adapter_on_a_volta_like_gpu(binding, monkeypatch):
+    asked = []
+    monkeypatch.setattr(m, "cuda_sm_count", lambda bus_ids: asked.append(bus_ids))  # no driver
     nv = binding(nvmlDeviceSetMemoryLockedClocks=3, nvmlDeviceResetMemoryLockedClocks=3,
                  nvmlDeviceGetTotalEnergyConsumption=3, nvmlDeviceGetAttributes=3,
                  nvmlDeviceGetCurrentClocksEventReasons=13)
@@ -375,6 +381,7 @@ def test_nvml_adapter_on_a_volta_like_gpu(binding):
     assert gpu.supported_clocks() == {877: [135, 1380, 1530]}
     assert gpu.default_clocks() == (1312, 1312)
     assert gpu.sm_count() is None and m.sm_count(gpu, 80) == 80
+    assert asked[0] == ["00000000:18:00.0", "0000:18:00.0"]  # the CUDA driver was asked
     with pytest.raises(GpudbError, match="NVML does not report Tesla V100-SXM2-16GB's SM "
                                          "count: give it with --sms"):
         m.sm_count(gpu, None)
@@ -393,6 +400,100 @@ def test_nvml_adapter_on_a_volta_like_gpu(binding):
     assert gpu.clock_event_reasons() == 4  # through the pre-535 name
     gpu.close()
     assert nv.calls[-1] == ("nvmlShutdown",)
+
+
+def test_sm_count_from_the_cuda_driver_where_nvml_has_none(binding, monkeypatch):
+    # NVML answers the device attributes for MIG instances only (an H200 says Not Supported)
+    monkeypatch.setattr(m, "cuda_sm_count", lambda bus_ids: 132)
+    binding(nvmlDeviceGetAttributes=3)
+    assert m.sm_count(m.Nvml(0), None) == 132
+    binding()
+    assert m.sm_count(m.Nvml(0), None) == 80  # NVML's own answer first
+
+
+FAKE_LIBCUDA = r"""
+#include <string.h>
+/* The three CUDA driver calls cuda_sm_count makes, for one device (ordinal 3, 132 SMs) that
+   this "driver" finds only under the short form of its PCI address. */
+int cuInit(unsigned flags) { return flags; }
+int cuDeviceGetByPCIBusId(int *dev, const char *bus_id) {
+    if (strcmp(bus_id, "0000:18:00.0") != 0) return 101;  /* CUDA_ERROR_INVALID_DEVICE */
+    *dev = 3;
+    return 0;
+}
+int cuDeviceGetAttribute(int *value, int attribute, int dev) {
+    if (attribute != 16 || dev != 3) return 1;            /* CUDA_ERROR_INVALID_VALUE */
+    *value = 132;
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler for a stand-in libcuda")
+def test_cuda_sm_count_through_a_stand_in_driver_library(tmp_path):
+    (tmp_path / "cuda.c").write_text(FAKE_LIBCUDA)
+    lib = tmp_path / "libcuda.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(tmp_path / "cuda.c")],
+                   check=True)
+    # NVML's long form is not found, the legacy form is: the second address answers
+    assert m.cuda_sm_count(["00000000:18:00.0", "0000:18:00.0"], library=str(lib)) == 132
+    assert m.cuda_sm_count(["0000:99:00.0", ""], library=str(lib)) is None
+    assert m.cuda_sm_count(["0000:18:00.0"], library=str(tmp_path / "missing.so")) is None
+
+
+def test_warm_up_runs_come_first_at_each_setting_and_are_not_stored(con, tmp_path):
+    command = counting("", tmp_path)
+    gpu = FakeGpu()
+    seen = []
+    added = m.measure(con, gpu, command, m.plan([705, 1005], [877], SUPPORTED, gpu.name), 2,
+                      target(), progress=lambda setting, done: seen.append(len(done)),
+                      warmup=3)
+    # 2 settings x (3 warm-up + 2 measured) runs of the command; only the measured stored
+    assert (tmp_path / "invocations").read_text() == "x" * 10
+    assert added == 2 * 2 and seen == [2, 2]
+    assert sorted(metrics(con, "repetition")) == [0, 0, 1, 1]
+
+
+def test_a_failing_warm_up_run_is_named_and_stores_nothing(con):
+    gpu = FakeGpu()
+    with pytest.raises(GpudbError, match=r"exited with status 3 at core 705 MHz, memory 877 MHz "
+                                         r"\(warm-up run\); this setting is not stored"):
+        m.measure(con, gpu, [sys.executable, "-c", "raise SystemExit(3)"],
+                  m.plan([705], [877], SUPPORTED, gpu.name), 1, target(), warmup=1)
+    assert con.execute("SELECT count(*) FROM run").fetchone()[0] == 0
+    assert gpu.calls[-1] == ("reset",)
+
+
+class StuckMemoryGpu(FakeGpu):
+    """Takes application clocks but keeps its memory at 1215 MHz, as an H200 kept 3201 MHz
+    when given 2201."""
+
+    def set_application_clocks(self, core_mhz, mem_mhz):
+        super().set_application_clocks(core_mhz, mem_mhz)
+        self.clocks = (float(core_mhz), 1215.0)
+
+
+def test_clocks_the_gpu_did_not_apply_are_refused_and_not_stored(con):
+    gpu = StuckMemoryGpu(lock=False)
+    with pytest.raises(GpudbError, match=r"^at core 705 MHz, memory 877 MHz the GPU ran with "
+                                         r"memory at 1215 MHz: NVML accepted the clocks but the "
+                                         r"GPU did not hold them .*; this setting is not stored$"):
+        m.measure(con, gpu, SLEEP, m.plan([705], [1215, 877], SUPPORTED, gpu.name), 2,
+                  target())
+    assert [(r[0], r[1]) for r in runs(con)] == [(705.0, 1215.0)] * 2  # the first setting kept
+    assert gpu.calls[-1] == ("reset",)
+
+
+def test_check_clocks_allows_throttling_but_not_a_faster_clock():
+    def seen(sm, mem):
+        return m.Measurement(m.Setting(1380, 877), 0, 0, 1, 1.0, True, "locked",
+                             m._Samples(sm_mhz=sm, mem_mhz=mem))
+
+    m.check_clocks(m.Setting(1380, 877), [seen([1380, 1200, 1005], [877, 877])])  # throttled
+    m.check_clocks(m.Setting(1380, 877), [seen([1390], [880])])  # within 1%
+    with pytest.raises(GpudbError, match="ran with SMs at up to 1410 MHz and memory at 405, "
+                                         "1215 MHz:"):
+        m.check_clocks(m.Setting(1380, 877), [seen([1380], [877]), seen([1410], [1215, 405])])
 
 
 def test_nvml_adapter_errors_are_one_line(binding):
@@ -467,8 +568,28 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, fake_gpu, args, 
     assert not db.exists()
 
 
+def test_cli_keeps_a_new_file_with_the_settings_measured_before_a_refused_one(tmp_path,
+                                                                             monkeypatch):
+    gpu = StuckMemoryGpu(lock=False)
+    monkeypatch.setattr(m, "open_gpu", lambda index: gpu)
+    db = tmp_path / "new.duckdb"
+    result = invoke(db, "--core-mhz", "705", "--mem-mhz", "1215,877", "--", *SLEEP)
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == (
+        "Error: at core 705 MHz, memory 877 MHz the GPU ran with memory at 1215 MHz: NVML "
+        "accepted the clocks but the GPU did not hold them (a --warmup run lets a new clock "
+        f"settle); this setting is not stored (1 settings before it stored and kept in {db})")
+    con = connect(db)
+    try:
+        assert [(r[0], r[1]) for r in runs(con)] == [(705.0, 1215.0)]
+    finally:
+        con.close()
+
+
 def test_cli_interrupted_says_what_it_kept_and_exits_130(tmp_path, fake_gpu, ctrl_c_raises):
-    command = counting("if n == 2:\n    os.kill(os.getppid(), signal.SIGINT)\n"
+    # one warm-up run (the CLI's default) and one measured run per setting: the fourth
+    # invocation is the second setting's measured run
+    command = counting("if n == 4:\n    os.kill(os.getppid(), signal.SIGINT)\n"
                        "    time.sleep(30)", tmp_path)
     result = invoke(tmp_path / "cli.duckdb", "--core-mhz", "1380,705", "--mem-mhz", "1215",
                     "--", *command)
@@ -512,7 +633,7 @@ def test_measure_on_the_real_gpu(con):
         tgt = target(gpu_id=m.gpu_id_of(gpu.name), n_sm=m.sm_count(gpu, None))
         try:
             m.measure(con, gpu, [sys.executable, "-c", "import time; time.sleep(0.3)"],
-                      m.plan([core], [mem], supported, gpu.name), 1, tgt)
+                      m.plan([core], [mem], supported, gpu.name), 1, tgt, warmup=1)
         except m.NotPermitted as exc:
             pytest.skip(str(exc))
     finally:

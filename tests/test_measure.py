@@ -476,8 +476,9 @@ class StuckMemoryGpu(FakeGpu):
 def test_clocks_the_gpu_did_not_apply_are_refused_and_not_stored(con):
     gpu = StuckMemoryGpu(lock=False)
     with pytest.raises(GpudbError, match=r"^at core 705 MHz, memory 877 MHz the GPU ran with "
-                                         r"memory at 1215 MHz: NVML accepted the clocks but the "
-                                         r"GPU did not hold them .*; this setting is not stored$"):
+                                         r"memory at up to 1215 MHz: NVML accepted the clocks but "
+                                         r"the GPU did not hold them .*; this setting is not "
+                                         r"stored$"):
         m.measure(con, gpu, SLEEP, m.plan([705], [1215, 877], SUPPORTED, gpu.name), 2,
                   target())
     assert [(r[0], r[1]) for r in runs(con)] == [(705.0, 1215.0)] * 2  # the first setting kept
@@ -489,11 +490,15 @@ def test_check_clocks_allows_throttling_but_not_a_faster_clock():
         return m.Measurement(m.Setting(1380, 877), 0, 0, 1, 1.0, True, "locked",
                              m._Samples(sm_mhz=sm, mem_mhz=mem))
 
-    m.check_clocks(m.Setting(1380, 877), [seen([1380, 1200, 1005], [877, 877])])  # throttled
-    m.check_clocks(m.Setting(1380, 877), [seen([1390], [880])])  # within 1%
-    with pytest.raises(GpudbError, match="ran with SMs at up to 1410 MHz and memory at 405, "
+    ok = m.Setting(1380, 877)
+    m.check_clocks(ok, [seen([1380, 1200, 1005], [877, 877])])  # throttled
+    m.check_clocks(ok, [seen([1390], [880])])  # within 1%
+    m.check_clocks(ok, [seen([300, 1380], [405, 877])])  # idle before the command started
+    with pytest.raises(GpudbError, match="ran with SMs at up to 1410 MHz and memory at up to "
                                          "1215 MHz:"):
-        m.check_clocks(m.Setting(1380, 877), [seen([1380], [877]), seen([1410], [1215, 405])])
+        m.check_clocks(ok, [seen([1380], [877]), seen([1410], [1215, 405])])
+    with pytest.raises(GpudbError, match="ran with memory at no more than 810 MHz:"):
+        m.check_clocks(ok, [seen([1380], [405, 810])])
 
 
 def test_nvml_adapter_errors_are_one_line(binding):
@@ -576,7 +581,7 @@ def test_cli_keeps_a_new_file_with_the_settings_measured_before_a_refused_one(tm
     result = invoke(db, "--core-mhz", "705", "--mem-mhz", "1215,877", "--", *SLEEP)
     assert result.exit_code == 1
     assert result.output.splitlines()[-1] == (
-        "Error: at core 705 MHz, memory 877 MHz the GPU ran with memory at 1215 MHz: NVML "
+        "Error: at core 705 MHz, memory 877 MHz the GPU ran with memory at up to 1215 MHz: NVML "
         "accepted the clocks but the GPU did not hold them (a --warmup run lets a new clock "
         f"settle); this setting is not stored (1 settings before it stored and kept in {db})")
     con = connect(db)

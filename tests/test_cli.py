@@ -7,9 +7,9 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from conftest import row_counts
 
 from gpudb.cli import cli
-from conftest import row_counts
 
 
 def invoke(*args, input=None):
@@ -29,7 +29,7 @@ def all_commands():
 def test_help_lists_every_command_and_each_has_an_example():
     result = invoke("--help")
     assert result.exit_code == 0
-    for path, command in all_commands():
+    for path, _command in all_commands():
         if len(path) == 1:
             assert path[0] in result.output
         sub = invoke(*path, "--help")

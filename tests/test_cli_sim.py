@@ -7,7 +7,6 @@ from click.testing import CliRunner
 from gpudb.cli import cli
 
 
-
 def invoke(*args):
     return CliRunner().invoke(cli, [str(a) for a in args])
 

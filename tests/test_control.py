@@ -166,7 +166,7 @@ def test_savings_queries_on_the_fixture(hand_db):
     frac_cols, fractions = run_query(con, "fraction_of_potential", {"objective": "energy"})
     con.close()
     by = {(r[columns.index("policy")], r[columns.index("predictor")],
-           r[columns.index("guard")]): dict(zip(columns, r)) for r in rows}
+           r[columns.index("guard")]): dict(zip(columns, r, strict=True)) for r in rows}
     # baseline: 700 throughout, 30 ns and 30 J; dynamic optimal 23 J in 34 ns
     dyn = by[("dynamic_optimal", "", "")]
     assert dyn["energy_saving_pct"] == pytest.approx(100 * (1 - 23 / 30))
@@ -258,7 +258,7 @@ def test_closed_loop_controller_predicts_as_the_prediction_view(sim_db):
                           "WHERE r.policy = 'fixed' AND r.core_mhz = 500 AND i.idx = 2 "
                           "AND r.kernel_id = 'ctltiny/mixed'")
     names = [d[0] for d in row_cur.description]
-    row = dict(zip(names, row_cur.fetchall()[0]))
+    row = dict(zip(names, row_cur.fetchall()[0], strict=True))
     targets = np.array(gpu.core_mhz)
     for predictor in predictor_names(replayable=True):
         expected = [r[0] for r in con.execute(
@@ -306,7 +306,7 @@ def test_replay_and_closed_loop_are_compared(sim_db):
     assert controllers == {("closed_loop", "crisp", "edp", None, "paper"),
                            ("closed_loop", "crisp_gpudb", "edp", None, "guarded")}
     got = {(r[columns.index("kernel_id")], r[columns.index("predictor")],
-            r[columns.index("guard")]): dict(zip(columns, r)) for r in rows}
+            r[columns.index("guard")]): dict(zip(columns, r, strict=True)) for r in rows}
     assert set(got) == {(k, p, g) for k in ("ctltiny/mixed", "ctltiny/twophase")
                         for p, g in (("crisp", "paper"), ("crisp_gpudb", "guarded"))}
     for row in got.values():
@@ -337,7 +337,7 @@ def test_clock_trace_is_each_policy_s_settings_with_their_outcomes(sim_db):
         assert [r[at["core_mhz"]] for r in trace] == settings
         assert [r[at["idx"]] for r in trace] == list(range(len(settings)))
         assert [r[at["switched"]] for r in trace] == [False] + [
-            a != b for a, b in zip(settings, settings[1:])]
+            a != b for a, b in itertools.pairwise(settings)]
 
 
 def test_workload_class_shares_by_hand(sim_db):

@@ -56,8 +56,8 @@ def test_read_only_refuses_older_file(db_path):
     con.execute("CREATE TABLE gpudb_meta (key TEXT PRIMARY KEY, value TEXT)")
     con.execute("INSERT INTO gpudb_meta VALUES ('gpudb_version', '0.0.1')")
     con.close()
-    with pytest.raises(GpudbError, match=r"older schema \(written by gpudb 0\.0\.1\) and lacks migration "
-                       r"0001_core_tables.*gpudb --db .* init"):
+    with pytest.raises(GpudbError, match=r"older schema \(written by gpudb 0\.0\.1\) and lacks "
+                       r"migration 0001_core_tables.*gpudb --db .* init"):
         gpudb.connect(db_path, read_only=True)
     gpudb.connect(db_path).close()  # writable: migrates
     assert file_info(gpudb.connect(db_path, read_only=True))["schema_version"] == schema_version()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from gpudb.cli import cli
 from conftest import REPO
+
+from gpudb.cli import cli
 
 
 def test_every_command_is_in_the_readme():

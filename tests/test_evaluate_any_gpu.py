@@ -11,9 +11,9 @@ import io
 
 import pytest
 from click.testing import CliRunner
+from conftest import MAPPINGS, real_file
 
 from gpudb.cli import cli
-from conftest import MAPPINGS, real_file
 
 
 def invoke(*args):
@@ -31,7 +31,7 @@ def test_accuracy_on_a_measured_gpu_groups_targets_by_core_and_memory_clock(tiny
     # from 1000 MHz to 500 at each memory clock, proportional predicts twice the time:
     # alpha 4.0 and 3.0 ms (exact), beta 11.0 ms at 800 (actual 10.0: 10%) and 10.0 at 1600
     assert header.startswith("predictor,500_1600_mhz_pct,500_800_mhz_pct,mape_pct")
-    values = dict(zip(header.split(","), row.split(",")))
+    values = dict(zip(header.split(","), row.split(","), strict=True))
     assert values["predictor"] == "proportional"
     assert float(values["500_800_mhz_pct"]) == pytest.approx(5.0)
     assert float(values["500_1600_mhz_pct"]) == pytest.approx(0.0)

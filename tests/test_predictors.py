@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import gpudb
-from gpudb.predictors.critbw import predict_critbw
 from gpudb.predictors.crisp import predict_crisp
+from gpudb.predictors.critbw import predict_critbw
 from gpudb.predictors.linear import predict_linear
 
 

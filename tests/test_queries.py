@@ -6,6 +6,7 @@ import csv
 from collections import defaultdict
 
 import pytest
+from conftest import MAPPINGS, real_file
 
 import gpudb
 from gpudb import predictors
@@ -14,7 +15,6 @@ from gpudb.ingest import ingest
 from gpudb.mapping import load_mapping
 from gpudb.predictors import Predictor, names
 from gpudb.queries import _per_predictor, get_query, run_query, stored_queries
-from conftest import MAPPINGS, real_file
 
 
 @pytest.mark.parametrize("name", sorted(stored_queries()))
@@ -125,7 +125,7 @@ def test_best_setting_on_tiny_data_by_hand(tiny_db):
     con = gpudb.connect(tiny_db, read_only=True)
     columns, rows = run_query(con, "best_setting", {"gpu_id": "tiny"})
     con.close()
-    alpha = dict(zip(columns, rows[0]))
+    alpha = dict(zip(columns, rows[0], strict=True))
     assert alpha["kernel_id"] == "tiny/alpha"
     assert (alpha["base_core_mhz"], alpha["base_mem_mhz"]) == (1000, 1600)
     assert (alpha["energy_core_mhz"], alpha["energy_mem_mhz"]) == (500, 1600)
@@ -134,7 +134,7 @@ def test_best_setting_on_tiny_data_by_hand(tiny_db):
     assert (alpha["edp_core_mhz"], alpha["edp_mem_mhz"]) == (1000, 1600)
     assert alpha["edp_saving_pct"] == pytest.approx(0.0)
     # beta: energies 0.5, 0.495, 0.55, 0.55; EDP 5.0, 2.7225, 5.5, 2.75 -> (1000, 800)
-    beta = dict(zip(columns, rows[1]))
+    beta = dict(zip(columns, rows[1], strict=True))
     assert (beta["energy_core_mhz"], beta["energy_mem_mhz"]) == (1000, 800)
     assert beta["energy_saving_pct"] == pytest.approx(100 * (1 - 0.495 / 0.55))
     assert (beta["edp_core_mhz"], beta["edp_mem_mhz"]) == (1000, 800)
@@ -150,7 +150,7 @@ def test_best_setting_matches_independent_computation_on_rtx2070s(fresh_db):
     ingest(con, [data], load_mapping(MAPPINGS / "gtx2070s.toml"))
     columns, rows = run_query(con, "best_setting", {"gpu_id": "rtx2070s"})
     con.close()
-    got = {r[columns.index("kernel_id")]: dict(zip(columns, r)) for r in rows}
+    got = {r[columns.index("kernel_id")]: dict(zip(columns, r, strict=True)) for r in rows}
 
     # The same answer from the CSV with plain Python: seconds, joules, no SQL.
     runs = defaultdict(dict)
@@ -165,7 +165,7 @@ def test_best_setting_matches_independent_computation_on_rtx2070s(fresh_db):
         base = max(settings)  # highest core MHz, then highest memory MHz
         t0, e0 = settings[base]
         for objective, weight in (("energy", 0), ("edp", 1), ("ed2p", 2)):
-            def cost(s, w=weight):
+            def cost(s, w=weight, settings=settings):
                 t, e = settings[s]
                 return e * t ** w
             # ties go to the higher setting, as the query documents

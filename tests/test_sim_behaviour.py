@@ -66,7 +66,8 @@ def test_static_energy_share_at_nominal(gtx480):
     for name in ("compute_ilp", "mem_stream", "unsat_small_grid", "store_ge", "shared_matmul"):
         r = simulate(gtx480, reduced(name, 60, 0.2), interval_instructions=20_000)
         t = r.intervals
-        static = t.column("core_static_j").to_numpy().sum() + t.column("dram_static_j").to_numpy().sum()
+        static = (t.column("core_static_j").to_numpy().sum()
+                  + t.column("dram_static_j").to_numpy().sum())
         share = static / r.run["energy_j"]
         assert 0.20 <= share <= 0.65, (name, share)
 

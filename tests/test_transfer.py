@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+from conftest import row_counts
 
 import gpudb
 from gpudb.db import GpudbError
 from gpudb.transfer import export, merge
-from conftest import row_counts
 
 
 def test_merge_twice_adds_nothing_the_second_time(tiny_db, tmp_path):

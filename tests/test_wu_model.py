@@ -12,12 +12,12 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
+from conftest import MAPPINGS, real_file
 
 import gpudb
 from gpudb.db import GpudbError
 from gpudb.predictors import wu
 from gpudb.queries import run_query
-from conftest import MAPPINGS, real_file
 
 pytest.importorskip("sklearn", reason="training needs the gpudb[ml] extra (scikit-learn)")
 
@@ -76,14 +76,15 @@ def build_synthetic(path, kernels=tuple(KERNELS), features=True, gpu_id="toy") -
                     intervals.append((run_id, core, mem, t, cycles, share))
     con.register("runs", pa.table(dict(zip(
         ("run_id", "kernel_id", "n_sm", "core_mhz", "mem_mhz", "time_ns", "energy_j"),
-        zip(*runs)))))
+        zip(*runs, strict=True), strict=True))))
     con.execute("INSERT INTO run (run_id, experiment_id, source, kernel_id, gpu_id, policy, "
                 "core_mhz, mem_mhz, n_sm, time_ns, energy_j, created_at) SELECT run_id, 'e-toy', "
                 "'sim', kernel_id, ?, 'fixed', core_mhz, mem_mhz, n_sm, time_ns, energy_j, now() "
                 "FROM runs", [gpu_id])
     if features:
-        con.register("intervals", pa.table(dict(zip(
-            ("run_id", "core_mhz", "mem_mhz", "time_ns", "cycles", "share"), zip(*intervals)))))
+        names = ("run_id", "core_mhz", "mem_mhz", "time_ns", "cycles", "share")
+        con.register("intervals", pa.table(dict(zip(names, zip(*intervals, strict=True),
+                                                    strict=True))))
         con.execute("""
             INSERT INTO interval BY NAME
             SELECT run_id, 0 AS idx, core_mhz, mem_mhz, 0.0 AS start_ns, time_ns, cycles,
@@ -161,7 +162,7 @@ def test_oracle_and_network_reproduce_training_surfaces_when_clusters_equal_kern
             values = grid_values(kernel, quantity)
             own = wu.surfaces(values, base_core=1, base_mem=1)
 
-            def stored(kind, n):
+            def stored(kind, n, quantity=quantity, kernel=kernel):
                 return surfaces[(quantity, kind, n,
                                  labels[(f"toy/{kernel}", quantity, kind, n)])]
             # rows ordered by axis ('core' before 'mem'), then fixed MHz, then step
@@ -238,7 +239,7 @@ def test_deterministic_for_a_seed(tmp_path):
     assert results[0][0] == results[1][0]
     assert results[0][1] == results[1][1]
     assert results[0][3] == results[1][3]
-    for a, b in zip(results[0][2], results[1][2]):
+    for a, b in zip(results[0][2], results[1][2], strict=True):
         assert a[:4] == b[:4] and a[6] == b[6]
         assert a[4] == pytest.approx(b[4], rel=1e-12) and a[5] == pytest.approx(b[5], rel=1e-12)
     assert other.model_id != report.model_id
@@ -275,7 +276,7 @@ def test_round_trip_through_the_file_in_a_new_process(toy_db):
     got = json.loads(out[0])
     assert out[1] == "False"
     assert len(got) == len(expected) == 48
-    for g, e in zip(got, expected):
+    for g, e in zip(got, expected, strict=True):
         assert tuple(g[:4]) == e[:4] and g[6] == e[6]
         assert g[4] == pytest.approx(e[4], rel=1e-12) and g[5] == pytest.approx(e[5], rel=1e-12)
 
@@ -284,7 +285,7 @@ def test_stored_query_and_validation_table_agree_with_the_report(toy_db):
     con = gpudb.connect(toy_db)
     report = train_wu(con, "toy", seed=5, clusters=2, train_fraction=0.5)
     columns, rows = run_query(con, "wu_error_by_base", {"gpu_id": "toy"})
-    by_base = [dict(zip(columns, r)) for r in rows]
+    by_base = [dict(zip(columns, r, strict=True)) for r in rows]
     assert len(by_base) == 8                       # every base setting of the grid
     trained = [r for r in by_base if r["model_id"] == report.model_id]
     assert len(trained) == 1 and (trained[0]["base_n_sm"], trained[0]["base_core_mhz"],
@@ -294,7 +295,7 @@ def test_stored_query_and_validation_table_agree_with_the_report(toy_db):
     assert trained[0]["power_mape_pct"] == pytest.approx(report.val_power_mape_pct)
     assert all(r["model_id"] is None for r in by_base if r is not trained[0])
     columns, rows = run_query(con, "wu_error_by_base", {"gpu_id": "toy", "split": "training"})
-    row = next(dict(zip(columns, r)) for r in rows if r[columns.index("model_id")])
+    row = next(dict(zip(columns, r, strict=True)) for r in rows if r[columns.index("model_id")])
     assert row["time_mape_pct"] == pytest.approx(report.train_time_mape_pct)
     with pytest.raises(GpudbError, match="split must be"):
         run_query(con, "wu_error_by_base", {"split": "both"})

@@ -131,8 +131,10 @@ SI_NW = 25             # warps in the waiting set (WM_WAIT)
 SI_NW_MEM = 26         # ... of which those whose wait is for a load (WI_WMEM)
 SI_W_MIN = 27          # earliest wait in the waiting set (BIG: none; 0: to be recounted)
 SI_N_BLK = 28          # warps in the blocked set (WM_BLK)
-SI_DUE = 29            # not per SM: advance()'s list of the SMs due this cycle, rows 0..n-1
-N_SI = 30
+SI_WQ_OCC = 29         # the short-wait wheel's slots holding a warp, bit k for slot k
+SI_WQ_T = 30           # cycle up to which the wheel's waits have been ended (_expire_wheel)
+SI_DUE = 31            # not per SM: advance()'s list of the SMs due this cycle, rows 0..n-1
+N_SI = 32
 
 # Warp states.
 W_EMPTY = 0
@@ -160,9 +162,17 @@ WM_ACT = 0             # W_ACTIVE warps
 WM_WAIT = 1            # active warps with a valid cached wait (WI_WAIT > the cycle)
 WM_BLK = 2             # active warps that are ready with a memory instruction next
 N_WM = 3
-# Only a wait of at least W_LONG cycles puts a warp in the waiting set: short ones (ALU, L1,
-# shared memory) end before the set pays for itself (each end costs a pass, _expire_waits),
-# so those warps stay candidates and the scan reads their cached wait, as it always did.
+# A wait of at least W_LONG cycles is kept in ``wt`` (below). A shorter one (ALU, L1, shared
+# memory) ends too soon for a pass over ``wt`` to pay for itself, but a memory-bound SM is
+# processed on most cycles of such a wait, and visiting the warp on each of them cost more:
+# those warps wait in a timing wheel instead, int64 ``wq[n_sm, W_LONG, words]``, slot
+# ``r % W_LONG`` holding (as a bitmask per word) the warps whose wait ends at cycle r. Every
+# wait in it was added at the cycle of the wheel's last expiry or later, less than W_LONG
+# cycles ahead, so its slots never hold two cycles at once (_expire_wheel). W_LONG is a power
+# of two no larger than 32 (slot k is bit k of SI_WQ_OCC). While both sets are empty (as on a
+# compute-bound SM) the scan walks every warp anyway (_issue's dense walk, cheaper than picking
+# bits), so a short wait found then is left out of the set, as it pays only where the scan
+# picks bits.
 W_LONG = 32
 # The waits of the waiting set's warps are also kept densely in int64 ``wt[n_sm, n_warps]``
 # (BIG for a warp not in the set), so that finding the ones that ended, and the earliest one
@@ -278,11 +288,13 @@ Gpu = namedtuple("Gpu", ["fp", "gi", "chn"])
 (K_*, GS_*), DRAM channels ``chn`` (CH_*)."""
 Program = namedtuple("Program", ["pi", "pf"])
 """The warp program every warp runs: ``pi`` (PI_*) and ``pf`` (PF_*)."""
-SmState = namedtuple("SmState", ["si", "wi", "done", "ci", "mi", "qrel", "rng", "wm", "wt"])
+SmState = namedtuple("SmState", ["si", "wi", "done", "ci", "mi", "qrel", "rng", "wm", "wt",
+                                 "wq"])
 """Per-SM state, first index the SM: scalars ``si`` (SI_*), warps ``wi`` (WI_*) and their
 scoreboard ``done`` (result cycle of each instruction), CTA slots ``ci`` (CI_*), MSHRs ``mi``
 (MI_*), store-queue release cycles ``qrel`` (-1 free), random streams ``rng``, the
-scheduler's warp sets ``wm`` (WM_*) and the waits of its waiting set ``wt``."""
+scheduler's warp sets ``wm`` (WM_*) and its waiting set's long waits ``wt`` and short waits
+``wq`` (a timing wheel)."""
 Counters = namedtuple("Counters", ["acc", "sg", "se"])
 """The interval's counters ``acc`` (A_*), per SM ``sg``, the classification of its last
 processed idle cycle (A_CLASS0.., repeated for its skipped cycles by _flush), and per SM
@@ -424,19 +436,26 @@ def _low_bit(m):
 
 
 @njit(cache=True, inline=_INLINE)
-def _wait_add(s, w, on_load, si, wi, wm, wt):
-    """Warp w (not in the set) was found waiting until its WI_WAIT: add it to the set."""
+def _wait_add(s, w, t, on_load, si, wi, wm, wt, wq):
+    """Warp w (not in the set) was found at cycle t waiting until its WI_WAIT: add it to the
+    set, in ``wt`` or (a wait of less than W_LONG cycles) in the wheel."""
     _wm_add(wm, s, WM_WAIT, w)
     si[s, SI_NW] += 1
     if on_load:
         si[s, SI_NW_MEM] += 1
     r = wi[s, w, WI_WAIT]
-    wt[s, w] = r
-    si[s, SI_W_MIN] = min(si[s, SI_W_MIN], r)
+    if r - t >= W_LONG:
+        wt[s, w] = r
+        si[s, SI_W_MIN] = min(si[s, SI_W_MIN], r)
+    else:
+        k = r & (W_LONG - 1)
+        wq[s, k, w >> 5] |= 1 << (w & 31)
+        si[s, SI_WQ_OCC] |= 1 << k
+        si[s, SI_WQ_T] = t                     # already so unless the wheel was empty
 
 
 @njit(cache=True, inline=_INLINE)
-def _wait_del(s, w, si, wi, wm, wt):
+def _wait_del(s, w, si, wi, wm, wt, wq):
     """Take warp w out of the waiting set, if there (before its cached wait changes)."""
     if not _wm_has(wm, s, WM_WAIT, w):
         return
@@ -444,9 +463,19 @@ def _wait_del(s, w, si, wi, wm, wt):
     si[s, SI_NW] -= 1
     if wi[s, w, WI_WMEM] == 1:
         si[s, SI_NW_MEM] -= 1
-    if wt[s, w] <= si[s, SI_W_MIN]:
-        si[s, SI_W_MIN] = 0                    # it may have been the earliest: recount
-    wt[s, w] = BIG
+    k = wi[s, w, WI_WAIT] & (W_LONG - 1)      # its slot, were it in the wheel
+    if ((wq[s, k, w >> 5] >> (w & 31)) & 1) == 0:
+        if wt[s, w] <= si[s, SI_W_MIN]:
+            si[s, SI_W_MIN] = 0                # it may have been the earliest: recount
+        wt[s, w] = BIG
+        return
+    wq[s, k, w >> 5] &= ~(1 << (w & 31))
+    empty = True
+    for j in range(wq.shape[2]):
+        if wq[s, k, j] != 0:
+            empty = False
+    if empty:
+        si[s, SI_WQ_OCC] &= ~(1 << k)
 
 
 @njit(cache=True, inline=_INLINE)
@@ -477,6 +506,59 @@ def _expire_waits(s, t, nw, si, wi, wm, wt):
             if wi[s, w, WI_WMEM] == 1:
                 si[s, SI_NW_MEM] -= 1
     si[s, SI_W_MIN] = nxt
+
+
+@njit(cache=True, inline=_INLINE)
+def _expire_wheel(s, t, si, wi, wm, wq):
+    """Drop the warps whose short wait ended in cycles SI_WQ_T + 1 .. t from the waiting set
+    (the slots of those cycles; all of them once W_LONG - 1 cycles have passed, as every wait
+    in the wheel ends by SI_WQ_T + W_LONG - 1)."""
+    occ = si[s, SI_WQ_OCC]
+    if occ == 0:
+        return                                 # (_wait_add sets SI_WQ_T on an empty wheel)
+    n = t - si[s, SI_WQ_T]
+    si[s, SI_WQ_T] = t
+    if n <= 0:
+        return
+    if n >= W_LONG - 1:
+        due = occ
+    else:
+        win = ((1 << n) - 1) << ((t - n + 1) & (W_LONG - 1))   # slots of those cycles
+        due = occ & (win | (win >> W_LONG))
+    if due == 0:
+        return
+    si[s, SI_WQ_OCC] = occ & ~due
+    while due != 0:
+        b = due & -due
+        due ^= b
+        k = _low_bit(b)                        # a slot whose cycle has come
+        for j in range(wq.shape[2]):
+            m = wq[s, k, j]
+            if m == 0:
+                continue
+            wq[s, k, j] = 0
+            wm[s, WM_WAIT, j] &= ~m
+            while m != 0:
+                bit = m & -m
+                m ^= bit
+                si[s, SI_NW] -= 1
+                if wi[s, (j << 5) + _low_bit(bit), WI_WMEM] == 1:
+                    si[s, SI_NW_MEM] -= 1
+
+
+@njit(cache=True, inline=_INLINE)
+def _wheel_min(s, t, si):
+    """The earliest wait in the wheel (BIG: none), once the waits ending by t are dropped:
+    slot k >= (t + 1) % W_LONG holds cycle t + 1 + k - (t + 1) % W_LONG, a lower one a cycle
+    W_LONG later."""
+    occ = si[s, SI_WQ_OCC]
+    if occ == 0:
+        return BIG
+    k = (t + 1) & (W_LONG - 1)
+    hi = occ >> k
+    if hi != 0:
+        return t + 1 + _low_bit(hi)
+    return t + 1 + (W_LONG - k) + _low_bit(occ)
 
 
 @njit(cache=True, inline=_INLINE)
@@ -512,12 +594,15 @@ def _candidates(wm, s, j, lo, hi, skip_blk):
 def _reset_warp_sets(s, sms):
     """Forget which warps wait or are blocked (they are visited again): after WI_WAIT is
     cleared for every warp, as at a clock switch."""
-    si, wm, wt = sms.si, sms.wm, sms.wt
+    si, wm, wt, wq = sms.si, sms.wm, sms.wt, sms.wq
     for j in range(wm.shape[2]):
         wm[s, WM_WAIT, j] = 0
         wm[s, WM_BLK, j] = 0
+        for k in range(W_LONG):
+            wq[s, k, j] = 0
     for w in range(wt.shape[1]):
         wt[s, w] = BIG
+    si[s, SI_WQ_OCC] = 0
     si[s, SI_NW] = 0
     si[s, SI_NW_MEM] = 0
     si[s, SI_W_MIN] = BIG
@@ -633,7 +718,7 @@ def _pause_excess(s, gi, sms):
             if wi[s, w, WI_ST] == W_ACTIVE:
                 wi[s, w, WI_ST] = W_PAUSED
                 _wm_del(sms.wm, s, WM_ACT, w)
-                _wait_del(s, w, si, wi, sms.wm, sms.wt)
+                _wait_del(s, w, si, wi, sms.wm, sms.wt, sms.wq)
                 _blk_del(s, w, si, sms.wm)
 
 
@@ -974,10 +1059,12 @@ def _issue(s, t, sample, gpu, prog, sms, cnt):
     visited then takes it, so none of the rest has been visited yet when it is taken). A
     non-sample cycle that fills its issue slots uses nothing but ``n_iss``.
     """
-    gi, si, wi, done, wm, wt, pi = gpu.gi, sms.si, sms.wi, sms.done, sms.wm, sms.wt, prog.pi
+    gi, si, wi, done, pi = gpu.gi, sms.si, sms.wi, sms.done, prog.pi
+    wm, wt, wq = sms.wm, sms.wt, sms.wq
     width = int(gpu.fp[G_ISSUE_WIDTH])
     nw = gi[K_SLOTS] * gi[K_WPC]
     _expire_waits(s, t, nw, si, wi, wm, wt)
+    _expire_wheel(s, t, si, wi, wm, wq)
     n_iss = 0
     n_alu = 0
     lsu_new = False
@@ -988,7 +1075,7 @@ def _issue(s, t, sample, gpu, prog, sms, cnt):
     n_act = n_wait
     mem_raw = si[s, SI_NW_MEM] > 0
     alu_raw = si[s, SI_NW_MEM] < n_wait
-    ev = si[s, SI_W_MIN]
+    ev = min(si[s, SI_W_MIN], _wheel_min(s, t, si))
     # the blocked set while the LSU is busy
     skip_blk = si[s, SI_LSU_W] >= 0 and not sample
     n_xmem = 0
@@ -1043,8 +1130,8 @@ def _issue(s, t, sample, gpu, prog, sms, cnt):
                     alu_raw = True
                 if r < ev:
                     ev = r
-                if r - t >= W_LONG:
-                    _wait_add(s, w, on_load, si, wi, wm, wt)
+                if r - t >= W_LONG or not dense:
+                    _wait_add(s, w, t, on_load, si, wi, wm, wt, wq)
                 continue
             i = wi[s, w, WI_PC]
             o = pi[PI_OP, i]
@@ -1219,7 +1306,7 @@ def _lsu(s, t, gpu, prog, sms, cnt):
         if r > wi[s, w, WI_LD]:
             wi[s, w, WI_LD] = r
         si[s, SI_LSU_W] = -1
-        _wait_del(s, w, si, wi, sms.wm, sms.wt)
+        _wait_del(s, w, si, wi, sms.wm, sms.wt, sms.wq)
         wi[s, w, WI_WAIT] = 0                  # its result is now known: re-check the warp
         if wi[s, w, WI_ST] == W_LSU:
             _retire(s, w, gpu.gi, sms)

@@ -133,8 +133,9 @@ SI_W_MIN = 27          # earliest wait in the waiting set (BIG: none; 0: to be r
 SI_N_BLK = 28          # warps in the blocked set (WM_BLK)
 SI_WQ_OCC = 29         # the short-wait wheel's slots holding a warp, bit k for slot k
 SI_WQ_T = 30           # cycle up to which the wheel's waits have been ended (_expire_wheel)
-SI_DUE = 31            # not per SM: advance()'s list of the SMs due this cycle, rows 0..n-1
-N_SI = 32
+SI_KIND = 31           # the kind (_kind) of the last processed idle cycle, for _flush
+SI_DUE = 32            # not per SM: advance()'s list of the SMs due this cycle, rows 0..n-1
+N_SI = 33
 
 # Warp states.
 W_EMPTY = 0
@@ -256,6 +257,14 @@ A_EQ_XMEM = 43
 N_ACC = 44
 A_CLASS0 = A_STALL
 A_EQ0 = A_EQ_ACTIVE
+# A cycle short of full issue (or an Equalizer sample) is counted by its kind (int64
+# ``kinds[N_KIND * (width + 1)]``, per interval), from which _end_interval adds its 0/1
+# counters (A_STALL, A_LOAD_STALL, A_STORE_STALL, A_COMPUTE, A_LOAD_OUT, A_OVL_COMP,
+# A_MEM_STALL, A_WRITE_STALL, A_EMPTY) to acc: one increment a cycle instead of one per
+# counter. Sums of whole numbers are exact in any order, so the counters are the same. The
+# kind: class and slot rule (A_LOAD_STALL, A_STORE_STALL or A_COMPUTE), loads outstanding,
+# empty, _lsu's code 2 / 3 / other, instructions issued.
+N_KIND = 3 * 3 * 2 * 2 * 3
 # Per-SM Equalizer counters (float64 ``se[n_sm, N_SE]``), summed over the interval's sample
 # cycles: the samples, then A_EQ_ACTIVE..A_EQ_XMEM in order (E_ACTIVE + k - A_EQ0).
 E_SAMPLES = 0
@@ -295,10 +304,12 @@ scoreboard ``done`` (result cycle of each instruction), CTA slots ``ci`` (CI_*),
 (MI_*), store-queue release cycles ``qrel`` (-1 free), random streams ``rng``, the
 scheduler's warp sets ``wm`` (WM_*) and its waiting set's long waits ``wt`` and short waits
 ``wq`` (a timing wheel)."""
-Counters = namedtuple("Counters", ["acc", "sg", "se"])
-"""The interval's counters ``acc`` (A_*), per SM ``sg``, the classification of its last
-processed idle cycle (A_CLASS0.., repeated for its skipped cycles by _flush), and per SM
-``se``, the interval's Equalizer counters (E_*; their sums over SMs are acc's A_EQ_*)."""
+Counters = namedtuple("Counters", ["acc", "sg", "se", "kinds"])
+"""The interval's counters ``acc`` (A_*), per SM ``sg``, the counters of its last processed
+idle cycle that its kind (SI_KIND) does not give (A_LOAD_STALL, A_WARPS, A_SLOT_*_STALL and
+A_EQ_*, at index A_* - A_CLASS0; repeated for its skipped cycles by _flush), per SM ``se``,
+the interval's Equalizer counters (E_*; their sums over SMs are acc's A_EQ_*), and the
+cycles of each kind not yet added to acc, ``kinds`` (see N_KIND)."""
 
 # What one cycle's warp scheduler scan found (returned by _issue).
 Scan = namedtuple("Scan", [
@@ -899,8 +910,10 @@ def _flush(s, b, gpu, sms, cnt):
     if b < a:
         return
     n = b - a + 1
-    for k in range(A_CLASS0, A_EQ0):
-        acc[k] += n * sg[s, k - A_CLASS0]
+    cnt.kinds[si[s, SI_KIND]] += n
+    acc[A_WARPS] += n * sg[s, A_WARPS - A_CLASS0]
+    acc[A_SLOT_LOAD_STALL] += n * sg[s, A_SLOT_LOAD_STALL - A_CLASS0]
+    acc[A_SLOT_STORE_STALL] += n * sg[s, A_SLOT_STORE_STALL - A_CLASS0]
     period = int(fp[G_EQ_PERIOD])
     shift = gi[GS_EQ_SHIFT]
     m = _floor_period(b, period, shift) - _floor_period(a - 1, period, shift)
@@ -1394,42 +1407,69 @@ def _crisp_class(s, sc, width, lsu, lsu_op, load_out, fp, si):
 
 
 @njit(cache=True, inline=_INLINE)
+def _kind(cls, slot_rule, load_out, empty, lsu, n_iss, width):
+    """The kind of a cycle _record_cycle counts (see N_KIND), in [0, N_KIND * (width + 1))."""
+    k = (cls - A_LOAD_STALL) * 3 + (slot_rule - A_LOAD_STALL)
+    k = k * 2 + (1 if load_out else 0)
+    k = k * 2 + (1 if empty else 0)
+    k = k * 3 + (1 if lsu == 2 else (2 if lsu == 3 else 0))
+    return k * (width + 1) + n_iss
+
+
+@njit(cache=True, inline=_INLINE)
+def _add_kinds(width, acc, kinds):
+    """Add the 0/1 counters of the cycles counted by kind to acc, and clear ``kinds``."""
+    for k in range(kinds.shape[0]):
+        c = kinds[k]
+        if c == 0:
+            continue
+        kinds[k] = 0
+        n_iss = k % (width + 1)
+        r = k // (width + 1)
+        lsu_c = r % 3
+        r //= 3
+        empty = r % 2
+        r //= 2
+        load_out = r % 2
+        r //= 2
+        cls = A_LOAD_STALL + r // 3
+        if n_iss == 0 and load_out == 1:
+            acc[A_STALL] += c
+        acc[cls] += c
+        if load_out == 1:
+            acc[A_LOAD_OUT] += c
+            if cls == A_COMPUTE:
+                acc[A_OVL_COMP] += c
+        if lsu_c == 1:
+            acc[A_MEM_STALL] += c
+        elif lsu_c == 2:
+            acc[A_WRITE_STALL] += c
+        if empty == 1:
+            acc[A_EMPTY] += c
+
+
+@njit(cache=True, inline=_INLINE)
 def _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, keep, sms, cnt):
-    """Count a cycle short of full issue, and keep its classification in sg for _flush.
+    """Count a cycle short of full issue, and keep what _flush needs to repeat it.
 
     A cycle of an SM with no resident CTA is empty, in no class: it lasts as long as the SMs
-    that still have work take, so it is neither computation nor memory. ``keep``: the SM
-    skips the cycles after this one, so _flush will count them with this classification
-    (sg is read for nothing else, so it is written only then).
+    that still have work take, so it is neither computation nor memory. Its 0/1 counters are
+    counted by its kind (N_KIND). ``keep``: the SM skips the cycles after this one, so _flush
+    will count them like this one (SI_KIND and sg are read for nothing else, so they are
+    written only then).
     """
     si, sg, acc, se = sms.si, cnt.sg, cnt.acc, cnt.se
     n_iss = sc.n_iss
     empty = si[s, SI_N_CTAS] == 0
     idle = 0.0 if empty else (width - n_iss) / width
-    stall = 1.0 if (n_iss == 0 and load_out) else 0.0
-    load_stall = 1.0 if cls == A_LOAD_STALL else 0.0
-    store_stall = 1.0 if cls == A_STORE_STALL else 0.0
-    compute = 1.0 if cls == A_COMPUTE else 0.0
-    lo = 1.0 if load_out else 0.0
-    ovl = 1.0 if (load_out and cls == A_COMPUTE) else 0.0
-    mem_stall = 1.0 if lsu == 2 else 0.0
-    write_stall = 1.0 if lsu == 3 else 0.0
+    kind = _kind(cls, slot_rule, load_out, empty, lsu, n_iss, width)
+    cnt.kinds[kind] += 1
     warps = float(si[s, SI_LIVE])
-    slot_load = idle if slot_rule == A_LOAD_STALL else 0.0
-    slot_store = idle if slot_rule == A_STORE_STALL else 0.0
-    emp = 1.0 if empty else 0.0
-    acc[A_STALL] += stall
-    acc[A_LOAD_STALL] += load_stall
-    acc[A_STORE_STALL] += store_stall
-    acc[A_COMPUTE] += compute
-    acc[A_LOAD_OUT] += lo
-    acc[A_OVL_COMP] += ovl
-    acc[A_MEM_STALL] += mem_stall
-    acc[A_WRITE_STALL] += write_stall
     acc[A_WARPS] += warps
-    acc[A_SLOT_LOAD_STALL] += slot_load
-    acc[A_SLOT_STORE_STALL] += slot_store
-    acc[A_EMPTY] += emp
+    if slot_rule == A_LOAD_STALL:
+        acc[A_SLOT_LOAD_STALL] += idle
+    elif slot_rule == A_STORE_STALL:
+        acc[A_SLOT_STORE_STALL] += idle
     if sample:
         acc[A_EQ_SAMPLES] += 1
         acc[A_EQ_ISSUED] += n_iss
@@ -1444,18 +1484,11 @@ def _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, keep, sms
         se[s, E_XMEM] += sc.n_xmem
     if keep:
         o0 = A_CLASS0
-        sg[s, A_STALL - o0] = stall
-        sg[s, A_LOAD_STALL - o0] = load_stall
-        sg[s, A_STORE_STALL - o0] = store_stall
-        sg[s, A_COMPUTE - o0] = compute
-        sg[s, A_LOAD_OUT - o0] = lo
-        sg[s, A_OVL_COMP - o0] = ovl
-        sg[s, A_MEM_STALL - o0] = mem_stall
-        sg[s, A_WRITE_STALL - o0] = write_stall
+        si[s, SI_KIND] = kind
+        sg[s, A_LOAD_STALL - o0] = 1.0 if cls == A_LOAD_STALL else 0.0
         sg[s, A_WARPS - o0] = warps
-        sg[s, A_SLOT_LOAD_STALL - o0] = slot_load
-        sg[s, A_SLOT_STORE_STALL - o0] = slot_store
-        sg[s, A_EMPTY - o0] = emp
+        sg[s, A_SLOT_LOAD_STALL - o0] = idle if slot_rule == A_LOAD_STALL else 0.0
+        sg[s, A_SLOT_STORE_STALL - o0] = idle if slot_rule == A_STORE_STALL else 0.0
         sg[s, A_EQ_ACTIVE - o0] = sc.n_act
         sg[s, A_EQ_WAIT - o0] = sc.n_wait
         sg[s, A_EQ_XALU - o0] = sc.n_xalu
@@ -1528,6 +1561,7 @@ def _end_interval(t_end, gpu, sms, cnt):
     """
     fp, si, mi, acc = gpu.fp, sms.si, sms.mi, cnt.acc
     width = int(fp[G_ISSUE_WIDTH])
+    _add_kinds(width, acc, cnt.kinds)
     for s in range(gpu.gi[GS_N_SM]):
         acc[A_CRIT] += si[s, SI_CRIT]
         acc[A_LCP] += si[s, SI_LCP]

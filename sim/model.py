@@ -332,6 +332,7 @@ class Simulation:
         self.sg = np.zeros((n, K.N_ACC - K.A_CLASS0))
         self.acc = np.zeros(K.N_ACC)
         self.se = np.zeros((n, K.N_SE))
+        self.kinds = np.zeros(K.N_KIND * (int(g.gp[K.G_ISSUE_WIDTH]) + 1), i64)
         n_w = self.slots * kern.warps_per_cta
         self.wi = np.zeros((n, n_w, K.N_WI), i64)
         self.done = np.zeros((n, n_w, n_inst), i64)
@@ -351,7 +352,7 @@ class Simulation:
         self.program = K.Program(self.pi, self.pf)
         self.sm_state = K.SmState(self.si, self.wi, self.done, self.ci, self.mi, self.qrel,
                                   self.rng, self.wm, self.wt, self.wq)
-        self.counters = K.Counters(self.acc, self.sg, self.se)
+        self.counters = K.Counters(self.acc, self.sg, self.se, self.kinds)
         self.k.initial_fill(self.gpu_state, self.program, self.sm_state)
 
     def apply(self, setting: Setting) -> None:

@@ -496,22 +496,21 @@ def _expire_waits(s, t, nw, si, wi, wm, wt):
     earliest wait left."""
     if t < si[s, SI_W_MIN]:
         return
-    # one pass without data-dependent branches (those mispredicted), marking the warps whose
-    # wait ended in a bitmask per 32-warp word; then take those few out of the set
+    # one read-only pass without data-dependent branches (those mispredicted), marking the
+    # warps whose wait ended in a bitmask per 32-warp word; then take those few out of the set
     nxt = BIG
     for j in range(wm.shape[2]):
         ended = 0
         for b in range(min(32, nw - (j << 5))):
-            w = (j << 5) + b
-            r = wt[s, w]
+            r = wt[s, (j << 5) + b]
             e = r <= t
             ended |= (1 if e else 0) << b
-            wt[s, w] = BIG if e else r
             nxt = min(nxt, BIG if e else r)
         while ended != 0:
             b = ended & -ended
             ended ^= b
             w = (j << 5) + _low_bit(b)
+            wt[s, w] = BIG
             wm[s, WM_WAIT, j] &= ~b
             si[s, SI_NW] -= 1
             if wi[s, w, WI_WMEM] == 1:

@@ -131,8 +131,11 @@ SI_NW = 25             # warps in the waiting set (WM_WAIT)
 SI_NW_MEM = 26         # ... of which those whose wait is for a load (WI_WMEM)
 SI_W_MIN = 27          # earliest wait in the waiting set (BIG: none; 0: to be recounted)
 SI_N_BLK = 28          # warps in the blocked set (WM_BLK)
-SI_DUE = 29            # not per SM: advance()'s list of the SMs due this cycle, rows 0..n-1
-N_SI = 30
+SI_WQ_OCC = 29         # the short-wait wheel's slots holding a warp, bit k for slot k
+SI_WQ_T = 30           # cycle up to which the wheel's waits have been ended (_expire_wheel)
+SI_KIND = 31           # the kind (_kind) of the last processed idle cycle, for _flush
+SI_DUE = 32            # not per SM: advance()'s list of the SMs due this cycle, rows 0..n-1
+N_SI = 33
 
 # Warp states.
 W_EMPTY = 0
@@ -160,9 +163,17 @@ WM_ACT = 0             # W_ACTIVE warps
 WM_WAIT = 1            # active warps with a valid cached wait (WI_WAIT > the cycle)
 WM_BLK = 2             # active warps that are ready with a memory instruction next
 N_WM = 3
-# Only a wait of at least W_LONG cycles puts a warp in the waiting set: short ones (ALU, L1,
-# shared memory) end before the set pays for itself (each end costs a pass, _expire_waits),
-# so those warps stay candidates and the scan reads their cached wait, as it always did.
+# A wait of at least W_LONG cycles is kept in ``wt`` (below). A shorter one (ALU, L1, shared
+# memory) ends too soon for a pass over ``wt`` to pay for itself, but a memory-bound SM is
+# processed on most cycles of such a wait, and visiting the warp on each of them cost more:
+# those warps wait in a timing wheel instead, int64 ``wq[n_sm, W_LONG, words]``, slot
+# ``r % W_LONG`` holding (as a bitmask per word) the warps whose wait ends at cycle r. Every
+# wait in it was added at the cycle of the wheel's last expiry or later, less than W_LONG
+# cycles ahead, so its slots never hold two cycles at once (_expire_wheel). W_LONG is a power
+# of two no larger than 32 (slot k is bit k of SI_WQ_OCC). While both sets are empty (as on a
+# compute-bound SM) the scan walks every warp anyway (_issue's dense walk, cheaper than picking
+# bits), so a short wait found then is left out of the set, as it pays only where the scan
+# picks bits.
 W_LONG = 32
 # The waits of the waiting set's warps are also kept densely in int64 ``wt[n_sm, n_warps]``
 # (BIG for a warp not in the set), so that finding the ones that ended, and the earliest one
@@ -246,6 +257,14 @@ A_EQ_XMEM = 43
 N_ACC = 44
 A_CLASS0 = A_STALL
 A_EQ0 = A_EQ_ACTIVE
+# A cycle short of full issue (or an Equalizer sample) is counted by its kind (int64
+# ``kinds[N_KIND * (width + 1)]``, per interval), from which _end_interval adds its 0/1
+# counters (A_STALL, A_LOAD_STALL, A_STORE_STALL, A_COMPUTE, A_LOAD_OUT, A_OVL_COMP,
+# A_MEM_STALL, A_WRITE_STALL, A_EMPTY) to acc: one increment a cycle instead of one per
+# counter. Sums of whole numbers are exact in any order, so the counters are the same. The
+# kind: class and slot rule (A_LOAD_STALL, A_STORE_STALL or A_COMPUTE), loads outstanding,
+# empty, _lsu's code 2 / 3 / other, instructions issued.
+N_KIND = 3 * 3 * 2 * 2 * 3
 # Per-SM Equalizer counters (float64 ``se[n_sm, N_SE]``), summed over the interval's sample
 # cycles: the samples, then A_EQ_ACTIVE..A_EQ_XMEM in order (E_ACTIVE + k - A_EQ0).
 E_SAMPLES = 0
@@ -278,15 +297,19 @@ Gpu = namedtuple("Gpu", ["fp", "gi", "chn"])
 (K_*, GS_*), DRAM channels ``chn`` (CH_*)."""
 Program = namedtuple("Program", ["pi", "pf"])
 """The warp program every warp runs: ``pi`` (PI_*) and ``pf`` (PF_*)."""
-SmState = namedtuple("SmState", ["si", "wi", "done", "ci", "mi", "qrel", "rng", "wm", "wt"])
+SmState = namedtuple("SmState", ["si", "wi", "done", "ci", "mi", "qrel", "rng", "wm", "wt",
+                                 "wq"])
 """Per-SM state, first index the SM: scalars ``si`` (SI_*), warps ``wi`` (WI_*) and their
 scoreboard ``done`` (result cycle of each instruction), CTA slots ``ci`` (CI_*), MSHRs ``mi``
 (MI_*), store-queue release cycles ``qrel`` (-1 free), random streams ``rng``, the
-scheduler's warp sets ``wm`` (WM_*) and the waits of its waiting set ``wt``."""
-Counters = namedtuple("Counters", ["acc", "sg", "se"])
-"""The interval's counters ``acc`` (A_*), per SM ``sg``, the classification of its last
-processed idle cycle (A_CLASS0.., repeated for its skipped cycles by _flush), and per SM
-``se``, the interval's Equalizer counters (E_*; their sums over SMs are acc's A_EQ_*)."""
+scheduler's warp sets ``wm`` (WM_*) and its waiting set's long waits ``wt`` and short waits
+``wq`` (a timing wheel)."""
+Counters = namedtuple("Counters", ["acc", "sg", "se", "kinds"])
+"""The interval's counters ``acc`` (A_*), per SM ``sg``, the counters of its last processed
+idle cycle that its kind (SI_KIND) does not give (A_LOAD_STALL, A_WARPS, A_SLOT_*_STALL and
+A_EQ_*, at index A_* - A_CLASS0; repeated for its skipped cycles by _flush), per SM ``se``,
+the interval's Equalizer counters (E_*; their sums over SMs are acc's A_EQ_*), and the
+cycles of each kind not yet added to acc, ``kinds`` (see N_KIND)."""
 
 # What one cycle's warp scheduler scan found (returned by _issue).
 Scan = namedtuple("Scan", [
@@ -424,19 +447,26 @@ def _low_bit(m):
 
 
 @njit(cache=True, inline=_INLINE)
-def _wait_add(s, w, on_load, si, wi, wm, wt):
-    """Warp w (not in the set) was found waiting until its WI_WAIT: add it to the set."""
+def _wait_add(s, w, t, on_load, si, wi, wm, wt, wq):
+    """Warp w (not in the set) was found at cycle t waiting until its WI_WAIT: add it to the
+    set, in ``wt`` or (a wait of less than W_LONG cycles) in the wheel."""
     _wm_add(wm, s, WM_WAIT, w)
     si[s, SI_NW] += 1
     if on_load:
         si[s, SI_NW_MEM] += 1
     r = wi[s, w, WI_WAIT]
-    wt[s, w] = r
-    si[s, SI_W_MIN] = min(si[s, SI_W_MIN], r)
+    if r - t >= W_LONG:
+        wt[s, w] = r
+        si[s, SI_W_MIN] = min(si[s, SI_W_MIN], r)
+    else:
+        k = r & (W_LONG - 1)
+        wq[s, k, w >> 5] |= 1 << (w & 31)
+        si[s, SI_WQ_OCC] |= 1 << k
+        si[s, SI_WQ_T] = t                     # already so unless the wheel was empty
 
 
 @njit(cache=True, inline=_INLINE)
-def _wait_del(s, w, si, wi, wm, wt):
+def _wait_del(s, w, si, wi, wm, wt, wq):
     """Take warp w out of the waiting set, if there (before its cached wait changes)."""
     if not _wm_has(wm, s, WM_WAIT, w):
         return
@@ -444,9 +474,19 @@ def _wait_del(s, w, si, wi, wm, wt):
     si[s, SI_NW] -= 1
     if wi[s, w, WI_WMEM] == 1:
         si[s, SI_NW_MEM] -= 1
-    if wt[s, w] <= si[s, SI_W_MIN]:
-        si[s, SI_W_MIN] = 0                    # it may have been the earliest: recount
-    wt[s, w] = BIG
+    k = wi[s, w, WI_WAIT] & (W_LONG - 1)      # its slot, were it in the wheel
+    if ((wq[s, k, w >> 5] >> (w & 31)) & 1) == 0:
+        if wt[s, w] <= si[s, SI_W_MIN]:
+            si[s, SI_W_MIN] = 0                # it may have been the earliest: recount
+        wt[s, w] = BIG
+        return
+    wq[s, k, w >> 5] &= ~(1 << (w & 31))
+    empty = True
+    for j in range(wq.shape[2]):
+        if wq[s, k, j] != 0:
+            empty = False
+    if empty:
+        si[s, SI_WQ_OCC] &= ~(1 << k)
 
 
 @njit(cache=True, inline=_INLINE)
@@ -456,27 +496,79 @@ def _expire_waits(s, t, nw, si, wi, wm, wt):
     earliest wait left."""
     if t < si[s, SI_W_MIN]:
         return
-    # one pass without data-dependent branches (those mispredicted), marking the warps whose
-    # wait ended in a bitmask per 32-warp word; then take those few out of the set
+    # one read-only pass without data-dependent branches (those mispredicted), marking the
+    # warps whose wait ended in a bitmask per 32-warp word; then take those few out of the set
     nxt = BIG
     for j in range(wm.shape[2]):
         ended = 0
         for b in range(min(32, nw - (j << 5))):
-            w = (j << 5) + b
-            r = wt[s, w]
+            r = wt[s, (j << 5) + b]
             e = r <= t
             ended |= (1 if e else 0) << b
-            wt[s, w] = BIG if e else r
             nxt = min(nxt, BIG if e else r)
         while ended != 0:
             b = ended & -ended
             ended ^= b
             w = (j << 5) + _low_bit(b)
+            wt[s, w] = BIG
             wm[s, WM_WAIT, j] &= ~b
             si[s, SI_NW] -= 1
             if wi[s, w, WI_WMEM] == 1:
                 si[s, SI_NW_MEM] -= 1
     si[s, SI_W_MIN] = nxt
+
+
+@njit(cache=True, inline=_INLINE)
+def _expire_wheel(s, t, si, wi, wm, wq):
+    """Drop the warps whose short wait ended in cycles SI_WQ_T + 1 .. t from the waiting set
+    (the slots of those cycles; all of them once W_LONG - 1 cycles have passed, as every wait
+    in the wheel ends by SI_WQ_T + W_LONG - 1)."""
+    occ = si[s, SI_WQ_OCC]
+    if occ == 0:
+        return                                 # (_wait_add sets SI_WQ_T on an empty wheel)
+    n = t - si[s, SI_WQ_T]
+    si[s, SI_WQ_T] = t
+    if n <= 0:
+        return
+    if n >= W_LONG - 1:
+        due = occ
+    else:
+        win = ((1 << n) - 1) << ((t - n + 1) & (W_LONG - 1))   # slots of those cycles
+        due = occ & (win | (win >> W_LONG))
+    if due == 0:
+        return
+    si[s, SI_WQ_OCC] = occ & ~due
+    while due != 0:
+        b = due & -due
+        due ^= b
+        k = _low_bit(b)                        # a slot whose cycle has come
+        for j in range(wq.shape[2]):
+            m = wq[s, k, j]
+            if m == 0:
+                continue
+            wq[s, k, j] = 0
+            wm[s, WM_WAIT, j] &= ~m
+            while m != 0:
+                bit = m & -m
+                m ^= bit
+                si[s, SI_NW] -= 1
+                if wi[s, (j << 5) + _low_bit(bit), WI_WMEM] == 1:
+                    si[s, SI_NW_MEM] -= 1
+
+
+@njit(cache=True, inline=_INLINE)
+def _wheel_min(s, t, si):
+    """The earliest wait in the wheel (BIG: none), once the waits ending by t are dropped:
+    slot k >= (t + 1) % W_LONG holds cycle t + 1 + k - (t + 1) % W_LONG, a lower one a cycle
+    W_LONG later."""
+    occ = si[s, SI_WQ_OCC]
+    if occ == 0:
+        return BIG
+    k = (t + 1) & (W_LONG - 1)
+    hi = occ >> k
+    if hi != 0:
+        return t + 1 + _low_bit(hi)
+    return t + 1 + (W_LONG - k) + _low_bit(occ)
 
 
 @njit(cache=True, inline=_INLINE)
@@ -512,12 +604,15 @@ def _candidates(wm, s, j, lo, hi, skip_blk):
 def _reset_warp_sets(s, sms):
     """Forget which warps wait or are blocked (they are visited again): after WI_WAIT is
     cleared for every warp, as at a clock switch."""
-    si, wm, wt = sms.si, sms.wm, sms.wt
+    si, wm, wt, wq = sms.si, sms.wm, sms.wt, sms.wq
     for j in range(wm.shape[2]):
         wm[s, WM_WAIT, j] = 0
         wm[s, WM_BLK, j] = 0
+        for k in range(W_LONG):
+            wq[s, k, j] = 0
     for w in range(wt.shape[1]):
         wt[s, w] = BIG
+    si[s, SI_WQ_OCC] = 0
     si[s, SI_NW] = 0
     si[s, SI_NW_MEM] = 0
     si[s, SI_W_MIN] = BIG
@@ -633,7 +728,7 @@ def _pause_excess(s, gi, sms):
             if wi[s, w, WI_ST] == W_ACTIVE:
                 wi[s, w, WI_ST] = W_PAUSED
                 _wm_del(sms.wm, s, WM_ACT, w)
-                _wait_del(s, w, si, wi, sms.wm, sms.wt)
+                _wait_del(s, w, si, wi, sms.wm, sms.wt, sms.wq)
                 _blk_del(s, w, si, sms.wm)
 
 
@@ -814,8 +909,10 @@ def _flush(s, b, gpu, sms, cnt):
     if b < a:
         return
     n = b - a + 1
-    for k in range(A_CLASS0, A_EQ0):
-        acc[k] += n * sg[s, k - A_CLASS0]
+    cnt.kinds[si[s, SI_KIND]] += n
+    acc[A_WARPS] += n * sg[s, A_WARPS - A_CLASS0]
+    acc[A_SLOT_LOAD_STALL] += n * sg[s, A_SLOT_LOAD_STALL - A_CLASS0]
+    acc[A_SLOT_STORE_STALL] += n * sg[s, A_SLOT_STORE_STALL - A_CLASS0]
     period = int(fp[G_EQ_PERIOD])
     shift = gi[GS_EQ_SHIFT]
     m = _floor_period(b, period, shift) - _floor_period(a - 1, period, shift)
@@ -974,10 +1071,12 @@ def _issue(s, t, sample, gpu, prog, sms, cnt):
     visited then takes it, so none of the rest has been visited yet when it is taken). A
     non-sample cycle that fills its issue slots uses nothing but ``n_iss``.
     """
-    gi, si, wi, done, wm, wt, pi = gpu.gi, sms.si, sms.wi, sms.done, sms.wm, sms.wt, prog.pi
+    gi, si, wi, done, pi = gpu.gi, sms.si, sms.wi, sms.done, prog.pi
+    wm, wt, wq = sms.wm, sms.wt, sms.wq
     width = int(gpu.fp[G_ISSUE_WIDTH])
     nw = gi[K_SLOTS] * gi[K_WPC]
     _expire_waits(s, t, nw, si, wi, wm, wt)
+    _expire_wheel(s, t, si, wi, wm, wq)
     n_iss = 0
     n_alu = 0
     lsu_new = False
@@ -988,7 +1087,7 @@ def _issue(s, t, sample, gpu, prog, sms, cnt):
     n_act = n_wait
     mem_raw = si[s, SI_NW_MEM] > 0
     alu_raw = si[s, SI_NW_MEM] < n_wait
-    ev = si[s, SI_W_MIN]
+    ev = min(si[s, SI_W_MIN], _wheel_min(s, t, si))
     # the blocked set while the LSU is busy
     skip_blk = si[s, SI_LSU_W] >= 0 and not sample
     n_xmem = 0
@@ -1043,8 +1142,8 @@ def _issue(s, t, sample, gpu, prog, sms, cnt):
                     alu_raw = True
                 if r < ev:
                     ev = r
-                if r - t >= W_LONG:
-                    _wait_add(s, w, on_load, si, wi, wm, wt)
+                if r - t >= W_LONG or not dense:
+                    _wait_add(s, w, t, on_load, si, wi, wm, wt, wq)
                 continue
             i = wi[s, w, WI_PC]
             o = pi[PI_OP, i]
@@ -1219,7 +1318,7 @@ def _lsu(s, t, gpu, prog, sms, cnt):
         if r > wi[s, w, WI_LD]:
             wi[s, w, WI_LD] = r
         si[s, SI_LSU_W] = -1
-        _wait_del(s, w, si, wi, sms.wm, sms.wt)
+        _wait_del(s, w, si, wi, sms.wm, sms.wt, sms.wq)
         wi[s, w, WI_WAIT] = 0                  # its result is now known: re-check the warp
         if wi[s, w, WI_ST] == W_LSU:
             _retire(s, w, gpu.gi, sms)
@@ -1307,42 +1406,69 @@ def _crisp_class(s, sc, width, lsu, lsu_op, load_out, fp, si):
 
 
 @njit(cache=True, inline=_INLINE)
+def _kind(cls, slot_rule, load_out, empty, lsu, n_iss, width):
+    """The kind of a cycle _record_cycle counts (see N_KIND), in [0, N_KIND * (width + 1))."""
+    k = (cls - A_LOAD_STALL) * 3 + (slot_rule - A_LOAD_STALL)
+    k = k * 2 + (1 if load_out else 0)
+    k = k * 2 + (1 if empty else 0)
+    k = k * 3 + (1 if lsu == 2 else (2 if lsu == 3 else 0))
+    return k * (width + 1) + n_iss
+
+
+@njit(cache=True, inline=_INLINE)
+def _add_kinds(width, acc, kinds):
+    """Add the 0/1 counters of the cycles counted by kind to acc, and clear ``kinds``."""
+    for k in range(kinds.shape[0]):
+        c = kinds[k]
+        if c == 0:
+            continue
+        kinds[k] = 0
+        n_iss = k % (width + 1)
+        r = k // (width + 1)
+        lsu_c = r % 3
+        r //= 3
+        empty = r % 2
+        r //= 2
+        load_out = r % 2
+        r //= 2
+        cls = A_LOAD_STALL + r // 3
+        if n_iss == 0 and load_out == 1:
+            acc[A_STALL] += c
+        acc[cls] += c
+        if load_out == 1:
+            acc[A_LOAD_OUT] += c
+            if cls == A_COMPUTE:
+                acc[A_OVL_COMP] += c
+        if lsu_c == 1:
+            acc[A_MEM_STALL] += c
+        elif lsu_c == 2:
+            acc[A_WRITE_STALL] += c
+        if empty == 1:
+            acc[A_EMPTY] += c
+
+
+@njit(cache=True, inline=_INLINE)
 def _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, keep, sms, cnt):
-    """Count a cycle short of full issue, and keep its classification in sg for _flush.
+    """Count a cycle short of full issue, and keep what _flush needs to repeat it.
 
     A cycle of an SM with no resident CTA is empty, in no class: it lasts as long as the SMs
-    that still have work take, so it is neither computation nor memory. ``keep``: the SM
-    skips the cycles after this one, so _flush will count them with this classification
-    (sg is read for nothing else, so it is written only then).
+    that still have work take, so it is neither computation nor memory. Its 0/1 counters are
+    counted by its kind (N_KIND). ``keep``: the SM skips the cycles after this one, so _flush
+    will count them like this one (SI_KIND and sg are read for nothing else, so they are
+    written only then).
     """
     si, sg, acc, se = sms.si, cnt.sg, cnt.acc, cnt.se
     n_iss = sc.n_iss
     empty = si[s, SI_N_CTAS] == 0
     idle = 0.0 if empty else (width - n_iss) / width
-    stall = 1.0 if (n_iss == 0 and load_out) else 0.0
-    load_stall = 1.0 if cls == A_LOAD_STALL else 0.0
-    store_stall = 1.0 if cls == A_STORE_STALL else 0.0
-    compute = 1.0 if cls == A_COMPUTE else 0.0
-    lo = 1.0 if load_out else 0.0
-    ovl = 1.0 if (load_out and cls == A_COMPUTE) else 0.0
-    mem_stall = 1.0 if lsu == 2 else 0.0
-    write_stall = 1.0 if lsu == 3 else 0.0
+    kind = _kind(cls, slot_rule, load_out, empty, lsu, n_iss, width)
+    cnt.kinds[kind] += 1
     warps = float(si[s, SI_LIVE])
-    slot_load = idle if slot_rule == A_LOAD_STALL else 0.0
-    slot_store = idle if slot_rule == A_STORE_STALL else 0.0
-    emp = 1.0 if empty else 0.0
-    acc[A_STALL] += stall
-    acc[A_LOAD_STALL] += load_stall
-    acc[A_STORE_STALL] += store_stall
-    acc[A_COMPUTE] += compute
-    acc[A_LOAD_OUT] += lo
-    acc[A_OVL_COMP] += ovl
-    acc[A_MEM_STALL] += mem_stall
-    acc[A_WRITE_STALL] += write_stall
     acc[A_WARPS] += warps
-    acc[A_SLOT_LOAD_STALL] += slot_load
-    acc[A_SLOT_STORE_STALL] += slot_store
-    acc[A_EMPTY] += emp
+    if slot_rule == A_LOAD_STALL:
+        acc[A_SLOT_LOAD_STALL] += idle
+    elif slot_rule == A_STORE_STALL:
+        acc[A_SLOT_STORE_STALL] += idle
     if sample:
         acc[A_EQ_SAMPLES] += 1
         acc[A_EQ_ISSUED] += n_iss
@@ -1357,18 +1483,11 @@ def _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, keep, sms
         se[s, E_XMEM] += sc.n_xmem
     if keep:
         o0 = A_CLASS0
-        sg[s, A_STALL - o0] = stall
-        sg[s, A_LOAD_STALL - o0] = load_stall
-        sg[s, A_STORE_STALL - o0] = store_stall
-        sg[s, A_COMPUTE - o0] = compute
-        sg[s, A_LOAD_OUT - o0] = lo
-        sg[s, A_OVL_COMP - o0] = ovl
-        sg[s, A_MEM_STALL - o0] = mem_stall
-        sg[s, A_WRITE_STALL - o0] = write_stall
+        si[s, SI_KIND] = kind
+        sg[s, A_LOAD_STALL - o0] = 1.0 if cls == A_LOAD_STALL else 0.0
         sg[s, A_WARPS - o0] = warps
-        sg[s, A_SLOT_LOAD_STALL - o0] = slot_load
-        sg[s, A_SLOT_STORE_STALL - o0] = slot_store
-        sg[s, A_EMPTY - o0] = emp
+        sg[s, A_SLOT_LOAD_STALL - o0] = idle if slot_rule == A_LOAD_STALL else 0.0
+        sg[s, A_SLOT_STORE_STALL - o0] = idle if slot_rule == A_STORE_STALL else 0.0
         sg[s, A_EQ_ACTIVE - o0] = sc.n_act
         sg[s, A_EQ_WAIT - o0] = sc.n_wait
         sg[s, A_EQ_XALU - o0] = sc.n_xalu
@@ -1441,6 +1560,7 @@ def _end_interval(t_end, gpu, sms, cnt):
     """
     fp, si, mi, acc = gpu.fp, sms.si, sms.mi, cnt.acc
     width = int(fp[G_ISSUE_WIDTH])
+    _add_kinds(width, acc, cnt.kinds)
     for s in range(gpu.gi[GS_N_SM]):
         acc[A_CRIT] += si[s, SI_CRIT]
         acc[A_LCP] += si[s, SI_LCP]

@@ -332,6 +332,7 @@ class Simulation:
         self.sg = np.zeros((n, K.N_ACC - K.A_CLASS0))
         self.acc = np.zeros(K.N_ACC)
         self.se = np.zeros((n, K.N_SE))
+        self.kinds = np.zeros(K.N_KIND * (int(g.gp[K.G_ISSUE_WIDTH]) + 1), i64)
         n_w = self.slots * kern.warps_per_cta
         self.wi = np.zeros((n, n_w, K.N_WI), i64)
         self.done = np.zeros((n, n_w, n_inst), i64)
@@ -341,6 +342,7 @@ class Simulation:
         self.qrel = np.full((n, int(g.gp[K.G_SQ_SIZE])), -1, i64)
         self.wm = np.zeros((n, K.N_WM, (n_w + 31) // 32), i64)      # 32 warps to a word
         self.wt = np.full((n, n_w), K.BIG, i64)
+        self.wq = np.zeros((n, K.W_LONG, (n_w + 31) // 32), i64)
         self.chn = np.zeros((2, int(g.gp[K.G_N_CH])))
         # One independent stream per SM, drawn from a numpy Generator seeded by the run's seed.
         self.rng = np.random.default_rng(self.seed).integers(
@@ -349,8 +351,8 @@ class Simulation:
         self.gpu_state = K.Gpu(self.fp, self.gi, self.chn)
         self.program = K.Program(self.pi, self.pf)
         self.sm_state = K.SmState(self.si, self.wi, self.done, self.ci, self.mi, self.qrel,
-                                  self.rng, self.wm, self.wt)
-        self.counters = K.Counters(self.acc, self.sg, self.se)
+                                  self.rng, self.wm, self.wt, self.wq)
+        self.counters = K.Counters(self.acc, self.sg, self.se, self.kinds)
         self.k.initial_fill(self.gpu_state, self.program, self.sm_state)
 
     def apply(self, setting: Setting) -> None:

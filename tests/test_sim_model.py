@@ -206,21 +206,32 @@ def _check_engine_structures(sim):
     """The bookkeeping the engine keeps for speed agrees with the state it summarises."""
     from sim import _kernels as K
 
-    si, wi, wm, wt = sim.si, sim.wi, sim.wm, sim.wt
+    si, wi, wm, wt, wq = sim.si, sim.wi, sim.wm, sim.wt, sim.wq
     n_w = wi.shape[1]
     bits = np.array([[[(wm[s, f, w >> 5] >> (w & 31)) & 1 for w in range(n_w)]
                       for f in range(K.N_WM)] for s in range(sim.n_sm)], dtype=bool)
     act, wait, blk = bits[:, K.WM_ACT], bits[:, K.WM_WAIT], bits[:, K.WM_BLK]
+    # the short-wait wheel: slot k of SM s holds warp w if bit w of wq[s, k] is set
+    slots = np.array([[[(wq[s, k, w >> 5] >> (w & 31)) & 1 for w in range(n_w)]
+                       for k in range(K.W_LONG)] for s in range(sim.n_sm)], dtype=bool)
+    wheel = slots.any(1)
     assert np.array_equal(act, wi[:, :, K.WI_ST] == K.W_ACTIVE)
     assert not np.any(wait & ~act) and not np.any(blk & ~act) and not np.any(wait & blk)
     assert np.array_equal(si[:, K.SI_NW], wait.sum(1))
     assert np.array_equal(si[:, K.SI_NW_MEM], (wait & (wi[:, :, K.WI_WMEM] == 1)).sum(1))
     assert np.array_equal(si[:, K.SI_N_BLK], blk.sum(1))
-    assert np.all(wt[~wait] == K.BIG)
-    assert np.all(wt[wait] == wi[:, :, K.WI_WAIT][wait])
+    assert not np.any(wheel & ~wait) and np.all(slots.sum(1) <= 1)
+    long_ = wait & ~wheel
+    assert np.all(wt[~long_] == K.BIG)
+    assert np.all(wt[long_] == wi[:, :, K.WI_WAIT][long_])
     for s in range(sim.n_sm):
-        if wait[s].any():       # the earliest wait, or 0 (to be recounted)
+        if long_[s].any():      # the earliest long wait, or 0 (to be recounted)
             assert si[s, K.SI_W_MIN] in (0, wt[s].min())
+        for w in np.flatnonzero(wheel[s]):      # in the slot of its wait, ending within W_LONG
+            assert slots[s, wi[s, w, K.WI_WAIT] % K.W_LONG, w]
+            assert 0 < wi[s, w, K.WI_WAIT] - si[s, K.SI_WQ_T] < K.W_LONG
+        occ = sum(1 << k for k in range(K.W_LONG) if slots[s, k].any())
+        assert si[s, K.SI_WQ_OCC] == occ
         # MSHRs and store queue: heaps on their release cycle over their busy rows
         for rel, n in ((sim.mi[s, :, K.MI_REL], si[s, K.SI_MSHR_BUSY]),
                        (sim.qrel[s], si[s, K.SI_SQ_BUSY])):

@@ -165,11 +165,14 @@ def remove_created(path: str | os.PathLike) -> bool:
 def no_new_file_on_error(path: str | os.PathLike | None) -> Iterator[None]:
     """Around a command: when the block raises (an error, not Ctrl-C or an exit with status
     0), the database file at ``path`` is removed if the block's :func:`connect` created it, so
-    a failed command leaves no new file. None: $GPUDB_DB or ./gpudb.duckdb."""
+    a failed command leaves no new file. None: $GPUDB_DB or ./gpudb.duckdb. A closed output
+    pipe (``gpudb demo | head``) is no failure of the command: what it wrote is kept."""
     target = str(path) if path is not None else default_path()
     existed = target == MEMORY or not target.strip() or os.path.lexists(target)
     try:
         yield
+    except BrokenPipeError:
+        raise
     except Exception as exc:
         if not existed and getattr(exc, "exit_code", 1) != 0:
             remove_created(target)

@@ -17,6 +17,8 @@ import hashlib
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -318,6 +320,26 @@ def test_a_db_that_is_not_a_gpudb_database_is_refused_saying_what_it_is(not_data
             if before is not None:
                 assert path.read_bytes() == before, (label, args)
         assert sorted(str(p) for p in tmp_path.rglob("*")) == listing, (label, "new file")
+
+
+def test_a_closed_output_pipe_keeps_what_the_command_wrote(tmp_path, tiny_files):
+    # `gpudb ingest ... | head -0`: the report cannot be written once the ingest committed
+    new = tmp_path / "new.duckdb"
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([sys.executable, "-c", "from gpudb.cli import main; main()",
+                               "--db", str(new), "ingest", str(tiny_files[0]), "--mapping",
+                               str(tiny_files[1])], stdout=write, stderr=subprocess.PIPE,
+                              timeout=120)
+    finally:
+        os.close(write)
+    assert proc.returncode != 0  # the report could not be written
+    con = duckdb.connect(str(new), read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM run").fetchone()[0] > 0
+    finally:
+        con.close()
 
 
 def test_empty_db_path_creates_nothing_in_the_working_directory(tmp_path, monkeypatch):

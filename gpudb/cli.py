@@ -1564,20 +1564,24 @@ def scale(obj: Context, factors, gpu_id):
 @bench.command()
 @simulator_gpu_options
 @click.option("--suite", default="default", show_default=True, help="Kernel suite.")
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(min=1),
+              help="Runs of each kernel; the best is reported, with the range.")
 @friendly_errors
-def sim(gpu, suite):
+def sim(gpu, suite, repeat):
     """Simulated warp instructions per second (one process) for a compute-, a memory- and a
-    store-bound kernel, and the jitted model against its pure-Python execution, as a ratio.
+    store-bound kernel, the best of --repeat runs each, the memory-bound speed over the
+    compute-bound one, and the jitted model against its pure-Python execution, as a ratio.
 
     Example:
 
-        gpudb bench sim --gpu gtx480
+        gpudb bench sim --gpu gtx480 --repeat 5
     """
     from sim.bench import bench_sim as run_bench
 
-    for row in run_bench(gpu, suite):
+    for row in run_bench(gpu, suite, repeat):
         value = row["value"]
-        shown = f"{value / 1e6:,.2f} M" if value >= 1e5 else f"{value:,.1f}"
+        shown = (f"{value / 1e6:,.2f} M" if value >= 1e5
+                 else f"{value:,.3f}" if value < 1 else f"{value:,.1f}")
         click.echo(f"{row['metric']}: {shown} {row['unit']}")
 
 

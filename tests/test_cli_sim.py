@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from click.testing import CliRunner
 
 from gpudb.cli import cli
@@ -58,8 +61,21 @@ def test_sweep_bad_input_is_one_line(tmp_path):
 
 
 def test_bench_sim_prints_speeds_and_jit_ratio():
-    result = invoke("bench", "sim")
+    result = invoke("bench", "sim", "--repeat", "2")
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert [line.split(":")[0] for line in lines] == [
-        "sim_speed_compute", "sim_speed_memory", "sim_speed_store", "jit_vs_python"]
+        "sim_speed_compute", "sim_speed_memory", "sim_speed_store",
+        "sim_speed_memory_vs_compute", "jit_vs_python"]
+    best = {}
+    for line in lines[:3]:
+        # "sim_speed_memory: 4.91 M warp instructions/s (default/mem_stream, 2304000
+        # instructions; best of 2, 4.80-4.91 M)": the best is the top of the range
+        m = re.match(r"(\w+): ([\d.,]+) M .*; best of 2, ([\d.,]+)-([\d.,]+) M\)$", line)
+        assert m, line
+        value, low, high = (float(g.replace(",", "")) for g in m.groups()[1:])
+        assert low <= high == value
+        best[m.group(1)] = value
+    ratio = float(lines[3].split()[1])
+    assert ratio == pytest.approx(best["sim_speed_memory"] / best["sim_speed_compute"],
+                                  abs=0.002)

@@ -423,19 +423,15 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, su
             for c in clocks:
                 reasons |= c.reasons
             click.echo(line + (f", clock-event reasons 0x{reasons:x}" if reasons else ""))
-            stored.append(setting)
 
-        stored = []
         try:
             added = m.measure(con, gpu, command, settings, repeat, target, progress=progress,
                               warn=lambda line: click.echo(f"Warning: {line}", err=True),
                               interval_s=sample_ms / 1000, warmup=warmup)
-        except GpudbError as exc:
-            if not stored:
-                raise
+        except m.MeasureStopped as stop:
             # an exit, not an error: a new database file keeps the settings measured before
-            click.echo(f"Error: {exc} ({len(stored)} settings before it stored and kept in "
-                       f"{obj.path})", err=True)
+            click.echo(f"Error: {stop} ({stop.settings_stored} settings before it stored and "
+                       f"kept in {obj.path})", err=True)
             sys.exit(1)
         except m.MeasureInterrupted as stop:
             import signal

@@ -78,6 +78,15 @@ class MeasureInterrupted(Exception):
         self.signum = int(signum)
 
 
+class MeasureStopped(GpudbError):
+    """An error after ``settings_stored`` settings were written and kept (a failing command,
+    clocks the GPU did not hold, an NVML error); the message is the error's."""
+
+    def __init__(self, error: GpudbError, settings_stored: int):
+        super().__init__(str(error))
+        self.settings_stored = settings_stored
+
+
 class Gpu(Protocol):
     """What the measurement needs of a GPU; :class:`Nvml` is the real one."""
 
@@ -573,7 +582,8 @@ def measure(con: duckdb.DuckDBPyConnection, gpu: Gpu, command: Sequence[str],
     (:func:`check_clocks`) and storing each setting's runs
     when its last repetition ends (:func:`store`), and restore the GPU's default clocks at the
     end, on an error and on Ctrl-C (SIGTERM, SIGHUP), which raise MeasureInterrupted. A
-    restore that fails is passed to ``warn`` with the command that does it by hand.
+    restore that fails is passed to ``warn`` with the command that does it by hand. An error
+    after some settings were stored raises MeasureStopped, which counts them.
     ``progress(setting, measurements)`` follows each stored setting. Returns the runs added."""
     if not command:
         raise GpudbError("no command to measure: give it after --, e.g. -- ./app --size 4096")
@@ -598,6 +608,10 @@ def measure(con: duckdb.DuckDBPyConnection, gpu: Gpu, command: Sequence[str],
                     progress(setting, done)
     except KeyboardInterrupt as stop:
         raise MeasureInterrupted(stored, getattr(stop, "signum", signal.SIGINT)) from None
+    except GpudbError as error:
+        if stored:
+            raise MeasureStopped(error, stored) from None
+        raise
     finally:
         if changed:
             with _no_interrupts():

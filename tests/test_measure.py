@@ -475,12 +475,13 @@ class StuckMemoryGpu(FakeGpu):
 
 def test_clocks_the_gpu_did_not_apply_are_refused_and_not_stored(con):
     gpu = StuckMemoryGpu(lock=False)
-    with pytest.raises(GpudbError, match=r"^at core 705 MHz, memory 877 MHz the GPU ran with "
+    with pytest.raises(m.MeasureStopped, match=r"^at core 705 MHz, memory 877 MHz the GPU ran with "
                                          r"memory at up to 1215 MHz: NVML accepted the clocks but "
                                          r"the GPU did not hold them .*; this setting is not "
-                                         r"stored$"):
+                                         r"stored$") as stopped:
         m.measure(con, gpu, SLEEP, m.plan([705], [1215, 877], SUPPORTED, gpu.name), 2,
                   target())
+    assert stopped.value.settings_stored == 1
     assert [(r[0], r[1]) for r in runs(con)] == [(705.0, 1215.0)] * 2  # the first setting kept
     assert gpu.calls[-1] == ("reset",)
 

@@ -1565,8 +1565,9 @@ def scale(obj: Context, factors, gpu_id):
 @friendly_errors
 def sim(gpu, suite, repeat):
     """Simulated warp instructions per second (one process) for a compute-, a memory- and a
-    store-bound kernel, the best of --repeat runs each, the memory-bound speed over the
-    compute-bound one, and the jitted model against its pure-Python execution, as a ratio.
+    store-bound kernel, the best of --repeat runs each; for each, the SM-cycles the model
+    processed per instruction and the time per processed SM-cycle; the memory-bound speed
+    over the compute-bound one; and the jitted model against its pure-Python execution.
 
     Example:
 
@@ -1577,7 +1578,7 @@ def sim(gpu, suite, repeat):
     for row in run_bench(gpu, suite, repeat):
         value = row["value"]
         shown = (f"{value / 1e6:,.2f} M" if value >= 1e5
-                 else f"{value:,.3f}" if value < 1 else f"{value:,.1f}")
+                 else f"{value:,.3f}" if value < 10 else f"{value:,.1f}")
         click.echo(f"{row['metric']}: {shown} {row['unit']}")
 
 

@@ -84,7 +84,12 @@ GS_CTA_LIMIT = 8       # CTA limit per SM for new launches (closed-loop setting)
 GS_T = 9               # first cycle not yet simulated
 GS_N_SM = 10           # active SMs
 GS_EQ_SHIFT = 11       # log2 of G_EQ_PERIOD if a power of two, else -1 (set by _derive)
-N_GI = 12
+# The simulator's own work, for gpudb bench sim (no result depends on them; sim.model resets
+# them every interval): SM-cycles processed (_sm_cycle calls; the rest were skipped as idle),
+# and those of them that issued an instruction.
+GS_SM_STEPS = 12
+GS_ISSUE_STEPS = 13
+N_GI = 14
 
 # Program (int64 ``pi[N_PI, L]`` and float64 ``pf[N_PF, L]``): per instruction, then per phase.
 PI_OP = 0
@@ -1671,10 +1676,15 @@ def advance(boundary, cycle_end, skip, gpu, prog, sms, cnt):
         if t >= BIG:
             return ST_DEADLOCK
         sample = _floor_period(t, period, gi[GS_EQ_SHIFT]) * period == t
+        issued, issuing = 0, 0
         for k in range(n_due):
             s = si[k, SI_DUE]
-            gi[GS_INSTS] += _sm_cycle(s, t, sample, skip, si[s, SI_LAUNCHED] == 1, gpu, prog, sms,
-                                      cnt)
+            n_iss = _sm_cycle(s, t, sample, skip, si[s, SI_LAUNCHED] == 1, gpu, prog, sms, cnt)
+            issued += n_iss
+            issuing += 1 if n_iss > 0 else 0
+        gi[GS_INSTS] += issued
+        gi[GS_ISSUE_STEPS] += issuing
+        gi[GS_SM_STEPS] += n_due
         if gi[GS_INSTS] >= boundary:
             for s in range(n_sm):
                 _flush(s, t, gpu, sms, cnt)

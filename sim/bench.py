@@ -42,7 +42,9 @@ def sim_speed(gpu: str = "gtx480", suite: str = "default",
     """Simulated warp instructions per second (one process) for each kernel, at nominal
     clocks, the best of ``repeat`` runs (one process's speed swings by several per cent from
     run to run on a shared machine). Rows: {'case', 'kernel', 'instructions', 'seconds' (of
-    the best run), 'warp_instructions_per_s' (the best), 'all_per_s' (every run's)}."""
+    the best run), 'warp_instructions_per_s' (the best), 'all_per_s' (every run's), and the
+    simulator's work: 'sm_cycles' (GPU cycles x SMs), 'sm_cycles_processed' (the rest were
+    skipped as idle), 'sm_cycles_issuing' (processed cycles that issued an instruction)}."""
     g = load_gpu(gpu)
     s = load_suite(suite)
     tiny = kernel_from_table(TINY_KERNEL, "bench")
@@ -50,11 +52,15 @@ def sim_speed(gpu: str = "gtx480", suite: str = "default",
     rows = []
     for case, name in (kernels or BENCH_KERNELS).items():
         runs = [_timed(lambda name=name: simulate(g, s.kernel(name))) for _ in range(repeat)]
-        n = int(runs[0][1].run["instructions"])
+        result = runs[0][1]
+        n = int(result.run["instructions"])
         seconds = min(t for t, _ in runs)
         rows.append({"case": case, "kernel": f"{s.name}/{name}", "instructions": n,
                      "seconds": seconds, "warp_instructions_per_s": n / seconds,
-                     "all_per_s": [n / t for t, _ in runs]})
+                     "all_per_s": [n / t for t, _ in runs],
+                     "sm_cycles": int(result.extra["end_cycle"][-1]) * int(result.run["n_sm"]),
+                     "sm_cycles_processed": int(result.extra["sm_cycles_processed"].sum()),
+                     "sm_cycles_issuing": int(result.extra["sm_cycles_issuing"].sum())})
     return rows
 
 
@@ -86,6 +92,17 @@ def bench_sim(gpu: str = "gtx480", suite: str = "default", repeat: int = 3) -> l
         rows.append({"metric": f"sim_speed_{r['case']}", "value": r["warp_instructions_per_s"],
                      "unit": f"warp instructions/s ({r['kernel']}, {r['instructions']} "
                              f"instructions{spread})"})
+    # Where the time goes: how many SM-cycles the model had to process per instruction (an
+    # instruction issues only in a processed cycle, so "issuing" bounds it from below) and
+    # what one processed SM-cycle cost, in the best run.
+    for r in speeds:
+        n, done = r["instructions"], r["sm_cycles_processed"]
+        rows.append({"metric": f"sim_work_{r['case']}", "value": done / n,
+                     "unit": f"SM-cycles processed per warp instruction "
+                             f"({r['sm_cycles_issuing'] / n:.3f} of them issuing; "
+                             f"{done / r['sm_cycles']:.1%} of {r['sm_cycles']:,} SM-cycles, "
+                             f"the rest skipped as idle; {r['seconds'] / done * 1e9:.0f} ns "
+                             "per processed SM-cycle)"})
     by_case = {r["case"]: r["warp_instructions_per_s"] for r in speeds}
     if "memory" in by_case and "compute" in by_case:
         rows.append({"metric": "sim_speed_memory_vs_compute",

@@ -273,7 +273,8 @@ class Simulation:
         self.pending_switch_ns = 0.0
         self.finished = False
         self.rows: list[dict] = []
-        self.extra: dict[str, list] = {"crisp_compute_cycles": [], "end_cycle": []}
+        self.extra: dict[str, list] = {"crisp_compute_cycles": [], "end_cycle": [],
+                                       "sm_cycles_processed": [], "sm_cycles_issuing": []}
 
     def _cta_limit(self, ctas: int | None) -> int:
         if ctas is None:
@@ -411,6 +412,8 @@ class Simulation:
         self.acc[:] = 0.0
         self.se[:] = 0.0
         self.chn[K.CH_BUSY] = 0.0
+        self.gi[K.GS_SM_STEPS] = 0
+        self.gi[K.GS_ISSUE_STEPS] = 0
         if self.epoch_cycles is None:
             boundary, cycle_end = (self.idx + 1) * self.interval_instructions, K.BIG
         else:
@@ -431,6 +434,8 @@ class Simulation:
         self.rows.append(row)
         self.extra["crisp_compute_cycles"].append(self.acc[K.A_COMPUTE] / self.n_sm)
         self.extra["end_cycle"].append(int(self.gi[K.GS_T]))
+        self.extra["sm_cycles_processed"].append(int(self.gi[K.GS_SM_STEPS]))
+        self.extra["sm_cycles_issuing"].append(int(self.gi[K.GS_ISSUE_STEPS]))
         self.idx += 1
         return row
 

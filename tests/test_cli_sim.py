@@ -66,6 +66,7 @@ def test_bench_sim_prints_speeds_and_jit_ratio():
     lines = result.output.strip().splitlines()
     assert [line.split(":")[0] for line in lines] == [
         "sim_speed_compute", "sim_speed_memory", "sim_speed_store",
+        "sim_work_compute", "sim_work_memory", "sim_work_store",
         "sim_speed_memory_vs_compute", "jit_vs_python"]
     best = {}
     for line in lines[:3]:
@@ -76,6 +77,26 @@ def test_bench_sim_prints_speeds_and_jit_ratio():
         value, low, high = (float(g.replace(",", "")) for g in m.groups()[1:])
         assert low <= high == value
         best[m.group(1)] = value
-    ratio = float(lines[3].split()[1])
+    work = {}
+    for line in lines[3:6]:
+        # "sim_work_memory: 1.863 SM-cycles processed per warp instruction (0.961 of them
+        # issuing; 32.7% of 13,129,125 SM-cycles, the rest skipped as idle; 109 ns per
+        # processed SM-cycle)"
+        m = re.match(r"sim_work_(\w+): ([\d.]+) SM-cycles processed per warp instruction "
+                     r"\(([\d.]+) of them issuing; ([\d.]+)% of ([\d,]+) SM-cycles, the rest "
+                     r"skipped as idle; (\d+) ns per processed SM-cycle\)$", line)
+        assert m, line
+        work[m.group(1)] = [float(g.replace(",", "")) for g in m.groups()[1:]]
+    for case, (processed, issuing, share, sm_cycles, ns) in work.items():
+        # a cycle issues at most issue_width = 2 instructions on the gtx480, and it is
+        # processed if it issues
+        assert 0.5 <= issuing <= processed, case
+        assert 0 < share <= 100 and sm_cycles > 0 and ns > 0
+    # compute_ilp issues two ALU instructions in nearly every cycle, none skipped; in
+    # mem_stream three of four instructions are memory ones, and the LSU takes one new
+    # instruction a cycle, so at least 0.75 issuing cycles per instruction
+    assert work["compute"][0] == pytest.approx(0.5, abs=0.01) and work["compute"][2] > 99
+    assert work["memory"][1] >= 0.75
+    ratio = float(lines[6].split()[1])
     assert ratio == pytest.approx(best["sim_speed_memory"] / best["sim_speed_compute"],
                                   abs=0.002)

@@ -267,9 +267,9 @@ A_EQ0 = A_EQ_ACTIVE
 # counters (A_STALL, A_LOAD_STALL, A_STORE_STALL, A_COMPUTE, A_LOAD_OUT, A_OVL_COMP,
 # A_MEM_STALL, A_WRITE_STALL, A_EMPTY) to acc: one increment a cycle instead of one per
 # counter. Sums of whole numbers are exact in any order, so the counters are the same. The
-# kind: class and slot rule (A_LOAD_STALL, A_STORE_STALL or A_COMPUTE), loads outstanding,
-# empty, _lsu's code 2 / 3 / other, instructions issued.
-N_KIND = 3 * 3 * 2 * 2 * 3
+# kind: class (A_LOAD_STALL, A_STORE_STALL or A_COMPUTE), loads outstanding, empty, _lsu's
+# code 2 / 3 / other, instructions issued. (The slot rule's counters are not 0/1: sg.)
+N_KIND = 3 * 2 * 2 * 3
 # Per-SM Equalizer counters (float64 ``se[n_sm, N_SE]``), summed over the interval's sample
 # cycles: the samples, then A_EQ_ACTIVE..A_EQ_XMEM in order (E_ACTIVE + k - A_EQ0).
 E_SAMPLES = 0
@@ -1411,10 +1411,9 @@ def _crisp_class(s, sc, width, lsu, lsu_op, load_out, fp, si):
 
 
 @njit(cache=True, inline=_INLINE)
-def _kind(cls, slot_rule, load_out, empty, lsu, n_iss, width):
+def _kind(cls, load_out, empty, lsu, n_iss, width):
     """The kind of a cycle _record_cycle counts (see N_KIND), in [0, N_KIND * (width + 1))."""
-    k = (cls - A_LOAD_STALL) * 3 + (slot_rule - A_LOAD_STALL)
-    k = k * 2 + (1 if load_out else 0)
+    k = (cls - A_LOAD_STALL) * 2 + (1 if load_out else 0)
     k = k * 2 + (1 if empty else 0)
     k = k * 3 + (1 if lsu == 2 else (2 if lsu == 3 else 0))
     return k * (width + 1) + n_iss
@@ -1436,7 +1435,7 @@ def _add_kinds(width, acc, kinds):
         r //= 2
         load_out = r % 2
         r //= 2
-        cls = A_LOAD_STALL + r // 3
+        cls = A_LOAD_STALL + r
         if n_iss == 0 and load_out == 1:
             acc[A_STALL] += c
         acc[cls] += c
@@ -1466,7 +1465,7 @@ def _record_cycle(s, sc, width, sample, cls, slot_rule, lsu, load_out, keep, sms
     n_iss = sc.n_iss
     empty = si[s, SI_N_CTAS] == 0
     idle = 0.0 if empty else (width - n_iss) / width
-    kind = _kind(cls, slot_rule, load_out, empty, lsu, n_iss, width)
+    kind = _kind(cls, load_out, empty, lsu, n_iss, width)
     cnt.kinds[kind] += 1
     warps = float(si[s, SI_LIVE])
     acc[A_WARPS] += warps

@@ -388,8 +388,8 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, su
     from the GPU's energy counter (Volta and later), else from power sampled every --sample-ms;
     the clocks seen and the throttle reasons become metrics. --warmup runs at each setting
     come first and are not stored. The SM count comes from NVML, else the CUDA driver, else
-    --sms. Each setting's runs are stored
-    when it completes; the default clocks are restored at the end, on an error and on Ctrl-C.
+    --sms. Each setting's runs are stored when it completes; the default clocks are restored
+    at the end, on an error and on Ctrl-C.
     Clocks the GPU does not support are refused before anything runs.
 
     Example:

@@ -407,8 +407,8 @@ class Measurement:
 def run_once(gpu: Gpu, command: Sequence[str], setting: Setting, repetition: int,
              lock_method: str, interval_s: float = SAMPLE_INTERVAL_S) -> Measurement:
     """Run ``command`` once at the clocks already set and measure it (``repetition`` -1: a
-    warm-up run, so named in errors). Raises GpudbError when
-    it cannot start or exits non-zero; an exception (Ctrl-C) while it runs ends it."""
+    warm-up run, so named in errors). Raises GpudbError when it cannot start or exits
+    non-zero; an exception (Ctrl-C) while it runs ends it."""
     before = gpu.energy_mj()
     sampler = _Sampler(gpu, power=before is None, interval_s=interval_s)
     started = time.time_ns()

@@ -27,6 +27,8 @@ import numpy as np
 from numba import njit
 from numba.core.cpu import CPUTargetOptions
 
+from sim import _jit_cache  # noqa: F401  (before any @njit: where the compiled code is kept)
+
 # Instruction opcodes of a warp program.
 OP_ALU = 0
 OP_SFU = 1

@@ -8,7 +8,7 @@
    decision, at most :max_down_steps P-states down per interval, and verification (a move the
    next interval's measurement does not bear out is undone, and that direction is barred for
    2^k intervals). :guard 'paper' is the papers' controller exactly.
-   One row per kernel and interval (of one seed's runs) with the setting chosen, whether it changed, whether it is
+   One row per kernel and interval with the setting chosen, whether it changed, whether it is
    a return after a failed verification, and its outcome.
    Energy model (gpudb/control/energy.py): core dynamic energy x (V/Vc)^2, core static
    power x V/Vc x predicted time, DRAM dynamic energy unchanged, DRAM static and board power

@@ -7,7 +7,7 @@ CREATE TABLE control_result_v10 (
     gpu_id          TEXT NOT NULL,
     kernel_id       TEXT NOT NULL,
     seed            BIGINT NOT NULL, -- the seed of the fixed runs the policy was scored on
-    policy          TEXT NOT NULL,   -- 'replay', 'dynamic_optimal', 'static_optimal', 'perfect_memoryless'
+    policy          TEXT NOT NULL,   -- 'replay' or an offline policy (gpudb/control/offline.py)
     predictor       TEXT NOT NULL,   -- the replay's predictor; '' for offline policies
     guard           TEXT NOT NULL,   -- the replay's guard; '' for offline policies
     objective       TEXT NOT NULL CHECK (objective IN ('energy', 'edp', 'ed2p', 'energy_perf')),

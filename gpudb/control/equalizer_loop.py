@@ -159,9 +159,9 @@ def run_equalizer(db_path, gpu: str, suite: str, kernels: list[str] | None = Non
     variant (epoch runs: policy 'closed_loop', predictor 'equalizer', objective the mode,
     variant, epoch_cycles; the mean per-SM CTA limit of each epoch as metric
     'equalizer_ctas_mean'), and at each static operating point of :data:`STATIC` (policy
-    'static', variant the baseline's name), every run with the simulator's ``seed``. The 'cta' variant keeps V/F nominal, where the
-    mode makes no difference, so it runs once, in the first mode given. Returns the runs
-    added."""
+    'static', variant the baseline's name), every run with the simulator's ``seed``. The
+    'cta' variant keeps V/F nominal, where the mode makes no difference, so it runs once, in
+    the first mode given. Returns the runs added."""
     import gpudb
     from gpudb.db import atomic
     from gpudb.runs import (

@@ -2,9 +2,9 @@
 -- actual time: the same sample (same interval index, or the whole run) of the fixed run of
 -- the same kernel and GPU at the target setting, with the same SM count, CTA limit, interval
 -- size and seed as the base run (averaged if repeated; NULL where that run does not exist):
--- a prediction is never scored against another seed's run. seed is the base run's. Wu et al.'s model
--- (45_pred_wu.sql) predicts whole runs at every setting of its grid, SM count and memory
--- clock included. One row per predictor, sample and target setting.
+-- a prediction is never scored against another seed's run; seed is the base run's. Wu et
+-- al.'s model (45_pred_wu.sql) predicts whole runs at every setting of its grid, SM count
+-- and memory clock included. One row per predictor, sample and target setting.
 CREATE OR REPLACE VIEW prediction AS
 WITH analytic AS (
     -- gpudb.db writes here "SELECT * FROM pred_<name>" for every registered predictor

@@ -943,14 +943,28 @@ def _suite_label(scope) -> str:
     return f"suite {scope.suite}" if scope.suite else "all kernels"
 
 
+def _echo_verdict_rule(table, seeds: list[int] | None, fmt: str) -> None:
+    """Under a table with a verdict column (several seeds), the rule it follows."""
+    from gpudb.demo import verdict_rule
+
+    if fmt in HUMAN_FORMATS and "verdict" in table.columns:
+        click.echo(verdict_rule(len(seeds or [])))
+
+
 def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
                    seeds: list[int] | None = None) -> None:
-    from gpudb.evaluate import accuracy_over_seeds, accuracy_tables, predictor_coverage
+    from gpudb.evaluate import (
+        accuracy_over_seeds,
+        accuracy_tables,
+        check_same_kernels,
+        predictor_coverage,
+    )
 
     con = obj.connect(read_only=True)
     try:
         applies, absent = predictor_coverage(con, scope.gpu, scope.suite, granularity)
         if seeds:
+            check_same_kernels(con, scope, seeds, "run")
             per_predictor, per_kernel = accuracy_over_seeds(con, scope.gpu, scope.suite,
                                                             base_mhz, granularity, seeds)
         else:
@@ -969,6 +983,7 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
         click.echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
                    f"{scope.gpu}, {_suite_label(scope)}:")
     output_rows(per_predictor.columns, per_predictor.rows, fmt)
+    _echo_verdict_rule(per_predictor, seeds, fmt)
     if fmt in HUMAN_FORMATS:
         click.echo("\nMAPE (%) by kernel, over all targets:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
@@ -1013,6 +1028,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
     from gpudb.control.results import REPLAY_PREDICTORS
     from gpudb.control.results import evaluate as evaluate_policies
     from gpudb.evaluate import (
+        check_same_kernels,
         control_over_seeds,
         control_table,
         has_interval_runs,
@@ -1027,6 +1043,8 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
             # each seed replayed on its own runs; without --seeds every seed the database
             # has, pooled in the tables
             run_seeds = seeds or interval_seeds(con, scope)
+            if seeds:
+                check_same_kernels(con, scope, seeds)
             with click.progressbar(length=len(run_seeds) * len(objectives)
                                    * (2 * len(REPLAY_PREDICTORS) + 1),
                                    label="replaying", file=sys.stderr) as bar:
@@ -1063,6 +1081,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                        + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
                           else "") + f", {scope.gpu}, {_suite_label(scope)}:")
         output_rows(table.columns, table.rows, fmt)
+        _echo_verdict_rule(table, seeds, fmt)
 
 
 @evaluate.command()

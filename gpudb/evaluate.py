@@ -66,6 +66,27 @@ def interval_seeds(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[int]:
         [scope.gpu, scope.suite, scope.suite]).fetchall()]
 
 
+def check_same_kernels(con: duckdb.DuckDBPyConnection, scope: Scope, seeds: list[int],
+                       relation: str = "control_interval") -> None:
+    """Raise GpudbError unless every seed has the same kernels in ``relation``
+    (control_interval, or run for the fixed runs): a mean over seeds of figures over
+    different kernels would compare other suites, not other seeds."""
+    where = "policy = 'fixed' AND " if relation == "run" else ""
+    rows = con.execute(
+        f"SELECT kernel_id, list(DISTINCT seed) FROM {relation} WHERE {where}gpu_id = ? "
+        "AND (CAST(? AS TEXT) IS NULL OR kernel_id LIKE ? || '/%') "
+        "AND list_contains(?, seed) GROUP BY kernel_id ORDER BY kernel_id",
+        [scope.gpu, scope.suite, scope.suite, seeds]).fetchall()
+    for seed in seeds:
+        lacking = [k for k, have in rows if seed not in have]
+        if lacking:
+            raise GpudbError(
+                f"seed {seed} lacks {'a run family' if relation != 'run' else 'runs'} of "
+                f"{len(lacking)} of the {len(rows)} kernels the other seeds have (e.g. "
+                f"{lacking[0]!r}): a mean over seeds needs the same kernels in each; sweep "
+                f"them with --seed {seed}")
+
+
 def has_interval_runs(con: duckdb.DuckDBPyConnection, scope: Scope) -> bool:
     """Whether control can be replayed: the scope has kernels in control_interval."""
     return first_row(con.execute(

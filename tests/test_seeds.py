@@ -232,3 +232,54 @@ def test_evaluate_control_reports_the_mean_over_seeds_with_its_interval(seeded):
     finally:
         con.close()
     _check_over_seeds(lines[0], lines[1:], per_seed)
+
+
+def test_control_results_from_before_seeds_become_seed_0(db_path):
+    """A file at migration 0009 with a control result: connect() migrates it, the result
+    keeps its values with seed 0, and the same result of seed 1 can sit beside it."""
+    import duckdb
+
+    from gpudb.db import _BOOTSTRAP, _migrate, migrations
+
+    con = duckdb.connect(str(db_path))
+    con.execute(_BOOTSTRAP)
+    _migrate(con, [m for m in migrations() if m.version <= 9])
+    row = ("gtx480", "default/x", "replay", "crisp", "guarded", "edp", 1.0, 3, 1, 2.5e6,
+           0.25, [700.0, 600.0, 600.0])
+    con.execute("INSERT INTO control_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
+                list(row))
+    con.close()
+    con = gpudb.connect(db_path)
+    try:
+        assert con.execute("SELECT gpu_id, kernel_id, policy, predictor, guard, objective, "
+                           "max_loss_pct, intervals, switches, time_ns, energy_j, settings, "
+                           "seed FROM control_result").fetchall() == [(*row, 0)]
+        con.execute("INSERT INTO control_result BY NAME SELECT * REPLACE (1 AS seed) "
+                    "FROM control_result")
+        assert con.execute("SELECT seed FROM control_result ORDER BY seed").fetchall() == [
+            (0,), (1,)]
+    finally:
+        con.close()
+
+
+def test_a_mean_over_seeds_needs_the_same_kernels_in_each(seeded, tmp_path):
+    from gpudb.db import GpudbError
+    from gpudb.evaluate import Scope, check_same_kernels
+
+    path = tmp_path / "uneven.duckdb"
+    shutil.copy(seeded["both"], path)
+    con = gpudb.connect(path)
+    try:
+        scope = Scope("gtx480", "tiny", True)
+        check_same_kernels(con, scope, [0, 1])
+        # seed 1 loses tiny/mem's run at 300 MHz: no complete run family of it any more
+        con.execute("DELETE FROM interval WHERE run_id IN (SELECT run_id FROM run WHERE "
+                    "seed = 1 AND kernel_id = 'tiny/mem' AND core_mhz = 300)")
+        con.execute("DELETE FROM run WHERE seed = 1 AND kernel_id = 'tiny/mem' "
+                    "AND core_mhz = 300")
+        with pytest.raises(GpudbError, match="seed 1 lacks a run family of 1 of the 2 "
+                                             "kernels .*'tiny/mem'"):
+            check_same_kernels(con, scope, [0, 1])
+        check_same_kernels(con, scope, [0])
+    finally:
+        con.close()

@@ -142,7 +142,9 @@ def over_seeds(per_seed: list[Table], keys: list[str],
     rows: dict[tuple, list[tuple]] = {}
     for table in per_seed:
         if table.columns != columns:
-            raise ValueError("tables of different seeds have different columns")
+            raise GpudbError(f"the seeds' tables differ in their columns ({', '.join(columns)} "
+                             f"against {', '.join(table.columns)}): each seed needs runs at "
+                             "the same settings")
         for row in table.rows:
             rows.setdefault(tuple(row[i] for i in key_at), []).append(row)
     out_columns: list[str] = []

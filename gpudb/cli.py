@@ -1155,7 +1155,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
         gpudb --db sim.duckdb evaluate equalizer --kernel mem_stream --seeds 0,1,2
     """
     from gpudb.control.equalizer_loop import run_equalizer
-    from gpudb.evaluate import Table, over_seeds
+    from gpudb.evaluate import Table, equalizer_over_seeds
     from gpudb.queries import run_query
     from sim.config import ConfigError, available, load_suite
 
@@ -1183,8 +1183,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
             tables.append(Table(columns, rows))
     finally:
         con.close()
-    table = over_seeds(tables, ["gpu_id", "policy", "category", "kernel_id"],
-                       ("kernels", "paper_001_speedup_pct", "paper_001_energy_change_pct"))
+    table = equalizer_over_seeds(tables)
     columns, rows = table.columns, table.rows
     if not rows:
         raise GpudbError(f"no Equalizer runs of suite {suite_name} on {gpu} in {obj.path}: "
@@ -1195,6 +1194,10 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
         if _seeds_line(seeds):
             click.echo(_seeds_line(seeds))
     output_rows(columns, rows, fmt)
+    if fmt in HUMAN_FORMATS and "speedup_verdict" in columns:
+        from gpudb.demo import verdict_rule
+
+        click.echo(verdict_rule(len(seeds)) + "; energy: our chip energy against the paper's")
 
 
 @evaluate.command()

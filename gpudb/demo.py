@@ -30,6 +30,7 @@ def verdict(ours: float | None, paper: float | None, half_width: float | None = 
     95% interval ours +- half_width, and a paper figure inside that interval matches too."""
     if ours is None or paper is None or math.isnan(ours):
         return ""
+    ours, paper = float(ours), float(paper)   # a paper's figure in SQL may be a DECIMAL
     if abs(ours - paper) <= max(MATCH_POINTS, MATCH_SHARE * abs(paper)):
         return "matches"
     if half_width is not None and abs(ours - paper) <= half_width:

@@ -296,8 +296,8 @@ def class_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str) -> tuple[
     return Table(summary_cols, summary), Table(kernel_cols, kernels)
 
 
-def with_verdict(table: Table, ours: str, paper: str) -> Table:
-    """``table`` with a column 'verdict' (gpudb.demo.verdict) of ``ours`` against ``paper``,
+def with_verdict(table: Table, ours: str, paper: str, name: str = "verdict") -> Table:
+    """``table`` with a column ``name`` (gpudb.demo.verdict) of ``ours`` against ``paper``,
     counting a paper figure inside ours' 95% interval (column interval_column(ours)) as a
     match; unchanged when no row has a paper figure."""
     from gpudb.demo import verdict
@@ -306,7 +306,7 @@ def with_verdict(table: Table, ours: str, paper: str) -> Table:
     if paper not in at or all(r[at[paper]] is None for r in table.rows):
         return table
     half = at.get(interval_column(ours))
-    return Table([*table.columns, "verdict"],
+    return Table([*table.columns, name],
                  [(*r, verdict(r[at[ours]], r[at[paper]], None if half is None else r[half])
                    or None) for r in table.rows])
 
@@ -332,3 +332,22 @@ def accuracy_over_seeds(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | N
     if len(seeds) > 1:
         per_predictor = with_verdict(per_predictor, "mape_pct", "paper_000_pct")
     return per_predictor, per_kernel
+
+
+def equalizer_over_seeds(tables: list[Table]) -> Table:
+    """equalizer_vs_static's rows of each seed as the mean over the seeds with 95% intervals
+    (over_seeds) and, with several seeds, verdicts on paper 001's speedup and on its energy
+    change, set against our chip energy (the paper's GPUWattch scope has no board power)."""
+    keys = ["gpu_id", "policy", "category", "kernel_id"]
+    counts = [{tuple(r[t.columns.index(k)] for k in keys): r[t.columns.index("kernels")]
+               for r in t.rows} for t in tables]
+    if any(c != counts[0] for c in counts[1:]):
+        raise GpudbError("the seeds' Equalizer runs cover other kernels: a mean over seeds "
+                         "needs the same kernels in each (run evaluate equalizer with --run)")
+    table = over_seeds(tables, keys,
+                       ("kernels", "paper_001_speedup_pct", "paper_001_energy_change_pct"))
+    if len(tables) < 2:
+        return table
+    table = with_verdict(table, "speedup_pct", "paper_001_speedup_pct", "speedup_verdict")
+    return with_verdict(table, "chip_energy_change_pct", "paper_001_energy_change_pct",
+                        "energy_verdict")

@@ -283,3 +283,26 @@ def test_a_mean_over_seeds_needs_the_same_kernels_in_each(seeded, tmp_path):
         check_same_kernels(con, scope, [0])
     finally:
         con.close()
+
+
+def test_equalizer_verdicts_use_the_interval_and_chip_energy():
+    from gpudb.evaluate import equalizer_over_seeds
+
+    columns = ["gpu_id", "policy", "category", "kernel_id", "kernels", "speedup_pct",
+               "energy_change_pct", "chip_energy_change_pct", "paper_001_speedup_pct",
+               "paper_001_energy_change_pct"]
+    tables = [Table(columns, [("g", "equalizer performance", "all", None, 4, s, e, c, 22.0, 6.0)])
+              for s, e, c in ((10.0, 9.0, 2.0), (14.0, 9.0, 4.0))]
+    out = equalizer_over_seeds(tables)
+    row = dict(zip(out.columns, out.rows[0], strict=True))
+    # speedup 12 +- 25.4 holds 22; chip energy 3 +- 12.7 holds 6 (board-inclusive 9 is not used)
+    assert row["speedup_pct"] == 12.0 and row["speedup_ci95_pct"] == pytest.approx(25.412, 1e-4)
+    assert (row["speedup_verdict"], row["energy_verdict"], row["kernels"]) == (
+        "matches", "matches", 4)
+    narrow = [Table(columns, [("g", "equalizer performance", "all", None, 4, s, 9.0, c, 22.0,
+                               6.0)]) for s, c in ((10.0, 0.0), (10.2, 0.2))]
+    row = dict(zip(out.columns, equalizer_over_seeds(narrow).rows[0], strict=True))
+    assert (row["speedup_verdict"], row["energy_verdict"]) == ("below paper", "below paper")
+    uneven = [tables[0], Table(columns, [(*tables[1].rows[0][:4], 3, *tables[1].rows[0][5:])])]
+    with pytest.raises(Exception, match="cover other kernels"):
+        equalizer_over_seeds(uneven)

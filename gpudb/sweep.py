@@ -73,7 +73,7 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
     started = time.perf_counter()
     gpu = load_gpu(gpu) if not isinstance(gpu, GpuConfig) else gpu
     suite = load_suite(suite) if not isinstance(suite, Suite) else suite
-    seeds = [seed] if isinstance(seed, int) else list(seed)
+    seeds = list(seed) if isinstance(seed, (list, tuple)) else [seed]
     tasks = [t for one in seeds
              for t in plan(gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
                            interval_instructions, one)]

@@ -347,6 +347,30 @@ def _numbers(kind):
     return convert
 
 
+def _seeds(ctx, param, values):
+    """Parse '0,1,2' (or a repeated option) into a list of distinct seeds >= 0, in order."""
+    seeds = _numbers(int)(ctx, param, values)
+    if seeds is None:
+        return None
+    if any(s < 0 for s in seeds):
+        raise click.BadParameter(f"seeds are integers >= 0, got {min(seeds)}")
+    return list(dict.fromkeys(seeds))
+
+
+def seeds_option(command):
+    """--seeds of the evaluations: each seed's runs evaluated on their own, then each figure's
+    mean over the seeds with a 95% interval."""
+    return click.option(
+        "--seeds", multiple=True, callback=_seeds, metavar="LIST",
+        help="Seeds to evaluate, e.g. 0,1,2: each figure on each seed's runs alone, reported "
+             "as the mean over the seeds and the half-width of its 95% interval "
+             "(<figure>_ci95 columns: Student's t with n-1 degrees of freedom over the "
+             "per-seed figures; 'seeds' counts them); a verdict against a paper counts the "
+             "paper's figure inside the interval as a match. Seeds the database lacks are "
+             "simulated first (simulated GPUs). Default: every seed the database has, "
+             "pooled.")(command)
+
+
 @cli.command(context_settings={"allow_interspersed_args": False})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED,
                 metavar="-- COMMAND [ARGS]...")
@@ -466,7 +490,9 @@ def _mean(values: list[float]) -> float:
               help="CTA limits per SM (default: the hardware limit).")
 @click.option("--interval-instructions", type=click.IntRange(1),
               help="Warp instructions per interval, GPU-wide (default 100000).")
-@click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
+@click.option("--seed", "seeds", multiple=True, callback=_seeds, metavar="LIST",
+              help="Random seeds, e.g. 0,1,2: the grid is simulated once per seed "
+                   "(default 0).")
 @click.option("--jobs", default=os.cpu_count() or 1, show_default=True, type=click.IntRange(1),
               help="Simulator processes (one writer); with --scheduler local, Dask workers.")
 @click.option("--scheduler", metavar="ADDRESS|local",
@@ -478,7 +504,7 @@ def _mean(values: list[float]) -> float:
 @friendly_errors
 @writes
 def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
-          interval_instructions, seed, jobs, scheduler, experiment):
+          interval_instructions, seeds, jobs, scheduler, experiment):
     """Simulate a kernel suite at every setting of a grid into the database.
 
     Runs already in the database (same inputs, same simulator version) are skipped, so an
@@ -489,10 +515,12 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
     Example:
 
         gpudb sweep --gpu gtx480 --suite default --mem-mhz 924 --jobs 2
+        gpudb sweep --gpu gtx480 --mem-mhz 924 --seed 0,1,2
         gpudb sweep --gpu gtx980 --scheduler tcp://10.0.0.5:8786
     """
     simulate(obj, gpu, suite, kernels=list(kernels) or None, core_mhz=core_mhz, mem_mhz=mem_mhz,
-             sms=sms, ctas=ctas, interval_instructions=interval_instructions, seed=seed,
+             sms=sms, ctas=ctas, interval_instructions=interval_instructions,
+             seed=seeds or [0],
              jobs=jobs, experiment=experiment, scheduler=scheduler)
 
 
@@ -795,11 +823,13 @@ GUARD_CHOICE = click.Choice(["guarded", "paper"])
               help="Kernel to run (repeatable; default: the whole suite).")
 @click.option("--interval-instructions", type=click.IntRange(1),
               help="Warp instructions per decision interval (default 100000, as sweeps).")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0),
+              help="Random seed of the runs (compare with the replay on that seed's runs).")
 @click.pass_obj
 @friendly_errors
 @writes
 def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, suite, kernels,
-            interval_instructions):
+            interval_instructions, seed):
     """Run a predictor-driven DVFS controller inside the simulator (closed loop).
 
     Each kernel starts at the highest core P-state; after every interval the controller
@@ -828,7 +858,7 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
         rows = run_closed_loop(obj.path, gpu, suite, list(kernels) or None, predictor,
                                objective, max_loss_pct,
                                interval_instructions=interval_instructions,
-                               progress=progress, guard=GUARDS[guard_name])
+                               progress=progress, guard=GUARDS[guard_name], seed=seed)
     output_rows(["kernel_id", "time_ns", "energy_j", "run_id"],
                 [(r["kernel_id"], r["time_ns"], r["energy_j"], r["run_id"]) for r in rows],
                 "table")
@@ -851,9 +881,10 @@ def sweep_option(command):
                              "(simulated GPUs).")(command)
 
 
-def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool):
+def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
+           seeds: list[int] | None = None):
     """The evaluation's Scope; sweeps a simulated GPU's suite at the nominal memory clock if
-    the database lacks it."""
+    the database lacks it (of each of ``seeds``; None: of any seed, else seed 0)."""
     from gpudb.evaluate import resolve_scope
 
     exists = Path(obj.path).exists()
@@ -863,27 +894,42 @@ def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool):
     finally:
         if con is not None:
             con.close()
-    if scope.simulated and (not exists or _needs_sweep(obj, scope)):
+    if not scope.simulated:
+        return scope
+    missing = [s for s in (seeds or [None]) if not exists or _needs_sweep(obj, scope, s)]
+    if missing:
+        missing = [0 if s is None else s for s in missing]
         command = f"gpudb --db {obj.path} sweep --gpu {gpu} --suite {suite or 'default'}"
+        if missing != [0]:
+            command += f" --seed {','.join(map(str, missing))}"
         if not do_sweep or obj.read_only:
             raise GpudbError(f"no simulated runs of suite {scope.suite} on {gpu} in "
                              f"{obj.path}; run: {command}")
         click.echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
                    f"{command}", err=True)
         simulate(obj, gpu, suite or "default", mem_mhz=_nominal_mem(gpu),
-                 jobs=os.cpu_count() or 1)
+                 jobs=os.cpu_count() or 1, seed=missing)
     return scope
 
 
-def _needs_sweep(obj: Context, scope) -> bool:
+def _needs_sweep(obj: Context, scope, seed: int | None = None) -> bool:
     from gpudb.evaluate import missing_sweep
 
     # a writable open migrates a file from an older gpudb before it is looked at
     con = obj.connect(read_only=obj.read_only)
     try:
-        return missing_sweep(con, scope.gpu, scope.suite)
+        return missing_sweep(con, scope.gpu, scope.suite, seed)
     finally:
         con.close()
+
+
+def _seeds_line(seeds: list[int] | None) -> str | None:
+    """What the tables' figures are over, for several explicit seeds."""
+    if not seeds or len(seeds) < 2:
+        return None
+    return (f"each figure: the mean over seeds {', '.join(map(str, seeds))}, each seed's runs "
+            "evaluated alone; *_ci95 columns: the half-width of its 95% interval (Student's t "
+            "with n-1 degrees of freedom over the per-seed figures); seeds: how many")
 
 
 def _nominal_mem(gpu: str) -> list[float]:
@@ -897,16 +943,37 @@ def _suite_label(scope) -> str:
     return f"suite {scope.suite}" if scope.suite else "all kernels"
 
 
-def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str) -> None:
-    from gpudb.evaluate import accuracy_tables, predictor_coverage
+def _echo_verdict_rule(table, seeds: list[int] | None, fmt: str) -> None:
+    """Under a table with a verdict column (several seeds), the rule it follows."""
+    from gpudb.demo import verdict_rule
+
+    if fmt in HUMAN_FORMATS and "verdict" in table.columns:
+        click.echo(verdict_rule(len(seeds or [])))
+
+
+def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
+                   seeds: list[int] | None = None) -> None:
+    from gpudb.evaluate import (
+        accuracy_over_seeds,
+        accuracy_tables,
+        check_same_kernels,
+        predictor_coverage,
+    )
 
     con = obj.connect(read_only=True)
     try:
         applies, absent = predictor_coverage(con, scope.gpu, scope.suite, granularity)
-        per_predictor, per_kernel = accuracy_tables(con, scope.gpu, scope.suite, base_mhz,
-                                                    granularity)
+        if seeds:
+            check_same_kernels(con, scope, seeds, "run")
+            per_predictor, per_kernel = accuracy_over_seeds(con, scope.gpu, scope.suite,
+                                                            base_mhz, granularity, seeds)
+        else:
+            per_predictor, per_kernel = accuracy_tables(con, scope.gpu, scope.suite, base_mhz,
+                                                        granularity)
     finally:
         con.close()
+    if fmt in HUMAN_FORMATS and _seeds_line(seeds):
+        click.echo(_seeds_line(seeds))
     if fmt in HUMAN_FORMATS:
         if absent:
             click.echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
@@ -916,6 +983,7 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str) ->
         click.echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
                    f"{scope.gpu}, {_suite_label(scope)}:")
     output_rows(per_predictor.columns, per_predictor.rows, fmt)
+    _echo_verdict_rule(per_predictor, seeds, fmt)
     if fmt in HUMAN_FORMATS:
         click.echo("\nMAPE (%) by kernel, over all targets:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
@@ -956,22 +1024,47 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
 
 
 def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: float,
-                  fmt: str) -> None:
+                  fmt: str, seeds: list[int] | None = None) -> None:
     from gpudb.control.results import REPLAY_PREDICTORS
     from gpudb.control.results import evaluate as evaluate_policies
-    from gpudb.evaluate import control_table, has_interval_runs, run_static_table
+    from gpudb.evaluate import (
+        check_same_kernels,
+        control_over_seeds,
+        control_table,
+        has_interval_runs,
+        interval_seeds,
+        run_static_table,
+    )
 
     con = obj.connect(read_only=obj.read_only)
     try:
         if has_interval_runs(con, scope):
             obj.require_writable("gpudb evaluate control (into control_result)")
-            with click.progressbar(length=len(objectives) * (2 * len(REPLAY_PREDICTORS) + 1),
+            # each seed replayed on its own runs; without --seeds every seed the database
+            # has, pooled in the tables
+            run_seeds = seeds or interval_seeds(con, scope)
+            if seeds:
+                check_same_kernels(con, scope, seeds)
+            with click.progressbar(length=len(run_seeds) * len(objectives)
+                                   * (2 * len(REPLAY_PREDICTORS) + 1),
                                    label="replaying", file=sys.stderr) as bar:
                 evaluate_policies(con, REPLAY_PREDICTORS, objectives, max_loss_pct, scope.gpu,
-                                  scope.suite, progress=lambda _step: bar.update(1))
-            tables = [(objective, control_table(con, scope.gpu, scope.suite, objective,
-                                                max_loss_pct)) for objective in objectives]
+                                  scope.suite, progress=lambda _step: bar.update(1),
+                                  seeds=run_seeds)
+            if seeds:
+                tables = [(objective, control_over_seeds(con, scope.gpu, scope.suite,
+                                                         objective, max_loss_pct, seeds))
+                          for objective in objectives]
+            else:
+                tables = [(objective, control_table(con, scope.gpu, scope.suite, objective,
+                                                    max_loss_pct)) for objective in objectives]
             what = "mean savings (%) against the highest P-state"
+            if fmt in HUMAN_FORMATS and _seeds_line(seeds):
+                click.echo(_seeds_line(seeds))
+            elif fmt in HUMAN_FORMATS and not seeds and len(run_seeds) > 1:
+                click.echo(f"seeds {', '.join(map(str, run_seeds))} pooled: each seed replayed "
+                           "on its own runs, the means over every kernel and seed (--seeds "
+                           "for the mean over seeds with a 95% interval)")
         else:
             if fmt in HUMAN_FORMATS:
                 click.echo(f"{scope.gpu} has whole runs only (no per-interval runs to replay a "
@@ -988,6 +1081,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                        + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
                           else "") + f", {scope.gpu}, {_suite_label(scope)}:")
         output_rows(table.columns, table.rows, fmt)
+        _echo_verdict_rule(table, seeds, fmt)
 
 
 @evaluate.command()
@@ -1001,12 +1095,13 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
               show_default=True, help="Predict whole runs or single intervals.")
 @click.option("--folds", type=click.IntRange(2), default=5, show_default=True,
               help="Folds (by kernel) of the fitted Wang & Chu variant's cross-validation.")
+@seeds_option
 @sweep_option
 @output_options
 @click.pass_obj
 @friendly_errors
-def accuracy(obj: Context, gpu, suite, base_mhz, base_mem_mhz, granularity, folds, do_sweep,
-             fmt):
+def accuracy(obj: Context, gpu, suite, base_mhz, base_mem_mhz, granularity, folds, seeds,
+             do_sweep, fmt):
     """Each predictor's MAPE from the base core P-state to every other one (paper 000
     figure 8, with the paper's averages beside ours), then per kernel (figure 9). On a GPU
     run at several memory clocks, per (core, memory) target, then paper 003's evaluation:
@@ -1019,9 +1114,14 @@ def accuracy(obj: Context, gpu, suite, base_mhz, base_mem_mhz, granularity, fold
         gpudb --db sim.duckdb evaluate accuracy --gpu gtx480 --suite default
         gpudb --db lab.duckdb evaluate accuracy --gpu rtx2070s
         gpudb --db sim.duckdb evaluate accuracy --gpu gtx980 --base-mhz 700 --base-mem-mhz 700
+        gpudb --db sim.duckdb evaluate accuracy --seeds 0,1,2
+
+    With --seeds the tables of paper 000 are per seed and then averaged (mean and 95%
+    interval); paper 003's core x memory tables pool the seeds (each prediction scored
+    against a run of its own seed).
     """
-    scope = _scope(obj, gpu, suite, do_sweep)
-    print_accuracy(obj, scope, base_mhz, granularity, fmt)
+    scope = _scope(obj, gpu, suite, do_sweep, seeds)
+    print_accuracy(obj, scope, base_mhz, granularity, fmt, seeds)
     if granularity == "run":
         print_grid_accuracy(obj, scope, base_mhz, base_mem_mhz, folds, fmt)
 
@@ -1035,10 +1135,11 @@ def accuracy(obj: Context, gpu, suite, base_mhz, base_mem_mhz, granularity, fold
 @click.option("--per-kernel", is_flag=True, help="Also print one row per kernel.")
 @click.option("--run/--no-run", "do_run", default=True, show_default=True,
               help="Simulate the runs the database lacks first.")
+@seeds_option
 @output_options
 @click.pass_obj
 @friendly_errors
-def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, fmt):
+def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt):
     """Equalizer (paper 001) against the static operating points: each kernel under
     Equalizer in energy and performance mode (and with V/F or CTA control alone), and at
     nominal, SM high/low and memory high/low (15% up or down), simulated where the database
@@ -1051,8 +1152,10 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, fmt):
 
         gpudb --db sim.duckdb evaluate equalizer --gpu gtx480 --suite default
         gpudb --db sim.duckdb evaluate equalizer --kernel mem_stream --kernel compute_ilp
+        gpudb --db sim.duckdb evaluate equalizer --kernel mem_stream --seeds 0,1,2
     """
     from gpudb.control.equalizer_loop import run_equalizer
+    from gpudb.evaluate import Table, equalizer_over_seeds
     from gpudb.queries import run_query
     from sim.config import ConfigError, available, load_suite
 
@@ -1065,21 +1168,36 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, fmt):
         raise GpudbError(str(exc)) from None
     if do_run:
         obj.require_writable("gpudb evaluate equalizer (simulating its runs)")
-        with run_progress("equalizer runs") as progress:
-            run_equalizer(obj.path, gpu, suite, list(kernels) or None, progress=progress)
+        for seed in seeds or [0]:
+            with run_progress("equalizer runs" + (f", seed {seed}" if seeds else "")) \
+                    as progress:
+                run_equalizer(obj.path, gpu, suite, list(kernels) or None, progress=progress,
+                              seed=seed)
     con = obj.connect(read_only=True)
     try:
-        columns, rows = run_query(con, "equalizer_vs_static", {
-            "gpu_id": gpu, "suite": suite_name, "kernels": "each" if per_kernel else None})
+        tables = []
+        for seed in seeds or [None]:
+            columns, rows = run_query(con, "equalizer_vs_static", {
+                "gpu_id": gpu, "suite": suite_name, "kernels": "each" if per_kernel else None,
+                "seed": None if seed is None else str(seed)})
+            tables.append(Table(columns, rows))
     finally:
         con.close()
+    table = equalizer_over_seeds(tables)
+    columns, rows = table.columns, table.rows
     if not rows:
         raise GpudbError(f"no Equalizer runs of suite {suite_name} on {gpu} in {obj.path}: "
                          f"run gpudb --db {obj.path} evaluate equalizer --gpu {gpu}")
     if fmt in HUMAN_FORMATS:
         click.echo(f"Equalizer and the static operating points against nominal, {gpu}, "
                    f"suite {suite_name} (geometric means; 'all' over every kernel):")
+        if _seeds_line(seeds):
+            click.echo(_seeds_line(seeds))
     output_rows(columns, rows, fmt)
+    if fmt in HUMAN_FORMATS and "speedup_verdict" in columns:
+        from gpudb.demo import verdict_rule
+
+        click.echo(verdict_rule(len(seeds)) + "; energy: our chip energy against the paper's")
 
 
 @evaluate.command()
@@ -1127,11 +1245,12 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
               help="Objective (repeatable; default: all four).")
 @click.option("--max-loss-pct", type=click.FloatRange(0), default=1.0, show_default=True,
               help="energy_perf's bound on the slowdown, %.")
+@seeds_option
 @sweep_option
 @output_options
 @click.pass_obj
 @friendly_errors
-def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, do_sweep, fmt):
+def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, seeds, do_sweep, fmt):
     """Energy savings of predictor-driven DVFS controllers (trace replay) and of the offline
     bounds, against always running at the highest core P-state (paper 000 figures 11-12,
     paper 004 section 4.3), with paper 000's EDP savings beside ours. A GPU with whole runs
@@ -1141,10 +1260,11 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, do_swee
 
         gpudb --db sim.duckdb evaluate control --objective edp
         gpudb --db lab.duckdb evaluate control --gpu v100 --objective energy_perf
+        gpudb --db sim.duckdb evaluate control --objective edp --seeds 0,1,2
     """
-    print_control(obj, _scope(obj, gpu, suite, do_sweep),
+    print_control(obj, _scope(obj, gpu, suite, do_sweep, seeds),
                   list(objectives) or ["edp", "ed2p", "energy", "energy_perf"], max_loss_pct,
-                  fmt)
+                  fmt, seeds)
 
 
 @cli.command()
@@ -1181,17 +1301,19 @@ def _readable_demo(obj: Context, scope) -> None:
     from gpudb import demo
     from gpudb.control.results import REPLAY_PREDICTORS
     from gpudb.control.results import evaluate as evaluate_policies
-    from gpudb.evaluate import accuracy_tables, control_table
+    from gpudb.evaluate import accuracy_tables, control_table, interval_seeds
 
     con = obj.connect(read_only=obj.read_only)
     try:
-        per_predictor, _ = accuracy_tables(con, scope.gpu, scope.suite, None, "run")
+        # one seed, the lowest (the demo sweeps seed 0), for accuracy and control alike
+        seed = (interval_seeds(con, scope) or [None])[0]
+        per_predictor, _ = accuracy_tables(con, scope.gpu, scope.suite, None, "run", seed)
         obj.require_writable("gpudb demo (into control_result)")
         with click.progressbar(length=2 * len(REPLAY_PREDICTORS) + 1, label="replaying",
                                file=sys.stderr) as bar:
             evaluate_policies(con, REPLAY_PREDICTORS, ["edp"], 1.0, scope.gpu, scope.suite,
-                              progress=lambda _step: bar.update(1))
-        control = control_table(con, scope.gpu, scope.suite, "edp", 1.0)
+                              progress=lambda _step: bar.update(1), seeds=[seed])
+        control = control_table(con, scope.gpu, scope.suite, "edp", 1.0, seed)
         kernel = _demo_kernel(con, scope)
         figures = demo.demo_figures(scope.gpu, scope.suite, kernel)
         folder = Path(obj.path).resolve().parent / demo.FIGURES_DIR

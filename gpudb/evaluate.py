@@ -57,6 +57,36 @@ def resolve_scope(con: duckdb.DuckDBPyConnection | None, gpu: str, suite: str | 
     return Scope(gpu, suite, False)
 
 
+def interval_seeds(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[int]:
+    """The seeds of the run families control can be replayed on (view control_interval) in
+    the scope, ascending."""
+    return [r[0] for r in con.execute(
+        "SELECT DISTINCT seed FROM control_interval WHERE gpu_id = ? "
+        "AND (CAST(? AS TEXT) IS NULL OR kernel_id LIKE ? || '/%') ORDER BY seed",
+        [scope.gpu, scope.suite, scope.suite]).fetchall()]
+
+
+def check_same_kernels(con: duckdb.DuckDBPyConnection, scope: Scope, seeds: list[int],
+                       relation: str = "control_interval") -> None:
+    """Raise GpudbError unless every seed has the same kernels in ``relation``
+    (control_interval, or run for the fixed runs): a mean over seeds of figures over
+    different kernels would compare other suites, not other seeds."""
+    where = "policy = 'fixed' AND " if relation == "run" else ""
+    rows = con.execute(
+        f"SELECT kernel_id, list(DISTINCT seed) FROM {relation} WHERE {where}gpu_id = ? "
+        "AND (CAST(? AS TEXT) IS NULL OR kernel_id LIKE ? || '/%') "
+        "AND list_contains(?, seed) GROUP BY kernel_id ORDER BY kernel_id",
+        [scope.gpu, scope.suite, scope.suite, seeds]).fetchall()
+    for seed in seeds:
+        lacking = [k for k, have in rows if seed not in have]
+        if lacking:
+            raise GpudbError(
+                f"seed {seed} lacks {'a run family' if relation != 'run' else 'runs'} of "
+                f"{len(lacking)} of the {len(rows)} kernels the other seeds have (e.g. "
+                f"{lacking[0]!r}): a mean over seeds needs the same kernels in each; sweep "
+                f"them with --seed {seed}")
+
+
 def has_interval_runs(con: duckdb.DuckDBPyConnection, scope: Scope) -> bool:
     """Whether control can be replayed: the scope has kernels in control_interval."""
     return first_row(con.execute(
@@ -65,21 +95,75 @@ def has_interval_runs(con: duckdb.DuckDBPyConnection, scope: Scope) -> bool:
         [scope.gpu, scope.suite, scope.suite]))[0] > 0
 
 
-def missing_sweep(con: duckdb.DuckDBPyConnection, gpu: str, suite: str) -> bool:
-    """True when the database has no fixed simulated runs of `suite` on `gpu` with the
-    counters this gpudb's predictors read (runs simulated before the issue-slot counters of
-    schema/0004 leave them NULL, and a sweep adds current runs beside them)."""
+def missing_sweep(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
+                  seed: int | None = None) -> bool:
+    """True when the database has no fixed simulated runs of `suite` on `gpu` (of `seed`;
+    None: of any seed) with the counters this gpudb's predictors read (runs simulated
+    before the issue-slot counters of schema/0004 leave them NULL, and a sweep adds current
+    runs beside them)."""
     return first_row(con.execute(
         "SELECT count(*) FROM run AS r WHERE gpu_id = ? AND kernel_id LIKE ? || '/%' "
-        "AND policy = 'fixed' AND source = 'sim' AND EXISTS (SELECT 1 FROM interval AS i "
+        "AND policy = 'fixed' AND source = 'sim' "
+        "AND (CAST(? AS BIGINT) IS NULL OR seed = CAST(? AS BIGINT)) "
+        "AND EXISTS (SELECT 1 FROM interval AS i "
         "WHERE i.run_id = r.run_id AND i.crisp_slot_lcp_cycles IS NOT NULL)",
-        [gpu, suite]))[0] == 0
+        [gpu, suite, seed, seed]))[0] == 0
 
 
 @dataclass
 class Table:
     columns: list[str]
     rows: list[tuple]
+
+
+def interval_column(figure: str) -> str:
+    """The name of the column holding ``figure``'s 95% interval half-width:
+    edp_saving_pct -> edp_saving_ci95_pct, switches -> switches_ci95."""
+    if figure.endswith("_pct"):
+        return figure.removesuffix("_pct") + "_ci95_pct"
+    return figure + "_ci95"
+
+
+def over_seeds(per_seed: list[Table], keys: list[str],
+               constants: tuple[str, ...] = ()) -> Table:
+    """One table from the same table computed on each seed's runs: rows matched by their
+    ``keys`` columns (in the first table's order, then rows only later seeds have), each
+    other column the mean over the seeds with, after it, the half-width of its 95% interval
+    (gpudb.stats.mean_interval: Student's t with n - 1 degrees of freedom over the per-seed
+    figures), and a column ``seeds``: how many seeds the row's figures come from. Columns in
+    ``constants`` (the papers' figures) are the same on every seed and are kept as they are.
+    With a single table, that table unchanged."""
+    from gpudb.stats import mean_interval
+
+    if len(per_seed) == 1:
+        return per_seed[0]
+    columns = per_seed[0].columns
+    key_at = [columns.index(k) for k in keys]
+    rows: dict[tuple, list[tuple]] = {}
+    for table in per_seed:
+        if table.columns != columns:
+            raise GpudbError(f"the seeds' tables differ in their columns ({', '.join(columns)} "
+                             f"against {', '.join(table.columns)}): each seed needs runs at "
+                             "the same settings")
+        for row in table.rows:
+            rows.setdefault(tuple(row[i] for i in key_at), []).append(row)
+    out_columns: list[str] = []
+    for name in columns:
+        out_columns.append(name)
+        if name not in keys and name not in constants:
+            out_columns.append(interval_column(name))
+    out_columns.append("seeds")
+    out_rows = []
+    for group in rows.values():
+        row: list = []
+        for i, name in enumerate(columns):
+            if name in keys or name in constants:
+                row.append(group[0][i])
+            else:
+                mean, half, _ = mean_interval(r[i] for r in group)
+                row += [mean, half]
+        out_rows.append((*row, len(group)))
+    return Table(out_columns, out_rows)
 
 
 def predictor_coverage(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
@@ -96,12 +180,15 @@ def predictor_coverage(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | No
 
 
 def accuracy_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
-                    base_mhz: float | None, granularity: str = "run") -> tuple[Table, Table]:
+                    base_mhz: float | None, granularity: str = "run",
+                    seed: int | None = None) -> tuple[Table, Table]:
     """(per-predictor MAPE by target setting, with the paper's figure; per-kernel MAPE by
-    predictor). A target column is named by its core MHz, and by core and memory MHz where
+    predictor), on one seed's runs (None: every seed's, each prediction against a run of its
+    own seed). A target column is named by its core MHz, and by core and memory MHz where
     the GPU's runs have several memory clocks."""
     params = {"gpu_id": gpu, "suite": suite, "granularity": granularity,
-              "base_mhz": None if base_mhz is None else str(base_mhz)}
+              "base_mhz": None if base_mhz is None else str(base_mhz),
+              "seed": None if seed is None else str(seed)}
     columns, rows = run_query(con, "mape_by_predictor", params)
     by = {(r[0], r[1], r[2]): r for r in rows}
     targets = sorted({(r[1], r[2]) for r in rows if r[1] is not None}, reverse=True)
@@ -119,7 +206,7 @@ def accuracy_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
                                 + [overall[3], overall[4], overall[5],
                                    PAPER_000_MAPE_PCT.get(p)]))
     kernel_cols, kernel_rows = run_query(con, "mape_by_kernel", {
-        "gpu_id": gpu, "suite": suite, "base_mhz": params["base_mhz"]})
+        "gpu_id": gpu, "suite": suite, "base_mhz": params["base_mhz"], "seed": params["seed"]})
     # the query has a column per registered predictor; the table keeps those that apply here
     keep = [i for i, c in enumerate(kernel_cols)
             if not c.endswith("_pct") or c.removesuffix("_pct") in present]
@@ -134,13 +221,13 @@ PAPER_000_EDP_SAVING_PCT = {p.name: p.paper_000_edp_saving_pct for p in registry
 
 
 def control_table(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objective: str,
-                  max_loss_pct: float) -> Table:
+                  max_loss_pct: float, seed: int | None = None) -> Table:
     """Mean savings per policy over the suite's kernels (savings_summary's 'all' rows), the
     worst kernel's, each policy's fraction of the dynamic-optimal saving and paper 000's EDP
     figure beside the papers' controller. Offline policies first, then each predictor's
-    replay under each guard."""
+    replay under each guard. On one seed's results (None: every seed's, pooled)."""
     params = {"gpu_id": gpu, "suite": suite, "objective": objective,
-              "max_loss_pct": str(max_loss_pct)}
+              "max_loss_pct": str(max_loss_pct), "seed": None if seed is None else str(seed)}
     columns, rows = run_query(con, "savings_summary", params)
     at = {c: i for i, c in enumerate(columns)}
     _, fractions = run_query(con, "fraction_of_potential", params)
@@ -207,3 +294,60 @@ def class_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str) -> tuple[
     kernels = [tuple(r[at[c]] for c in kernel_cols) for r in rows
                if r[at["kernel_id"]] is not None]
     return Table(summary_cols, summary), Table(kernel_cols, kernels)
+
+
+def with_verdict(table: Table, ours: str, paper: str, name: str = "verdict") -> Table:
+    """``table`` with a column ``name`` (gpudb.demo.verdict) of ``ours`` against ``paper``,
+    counting a paper figure inside ours' 95% interval (column interval_column(ours)) as a
+    match; unchanged when no row has a paper figure."""
+    from gpudb.demo import verdict
+
+    at = {c: i for i, c in enumerate(table.columns)}
+    if paper not in at or all(r[at[paper]] is None for r in table.rows):
+        return table
+    half = at.get(interval_column(ours))
+    return Table([*table.columns, name],
+                 [(*r, verdict(r[at[ours]], r[at[paper]], None if half is None else r[half])
+                   or None) for r in table.rows])
+
+
+def control_over_seeds(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objective: str,
+                       max_loss_pct: float, seeds: list[int]) -> Table:
+    """control_table on each seed's results, as the mean over the seeds with 95% intervals
+    (over_seeds) and, with several seeds, the verdict on paper 000's EDP figure."""
+    table = over_seeds([control_table(con, gpu, suite, objective, max_loss_pct, seed)
+                        for seed in seeds], ["policy", "guard"], ("paper_000_edp_saving_pct",))
+    return with_verdict(table, "edp_saving_pct", "paper_000_edp_saving_pct") \
+        if len(seeds) > 1 else table
+
+
+def accuracy_over_seeds(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
+                        base_mhz: float | None, granularity: str,
+                        seeds: list[int]) -> tuple[Table, Table]:
+    """accuracy_tables on each seed's runs, as the mean over the seeds with 95% intervals
+    (over_seeds) and, with several seeds, the verdict on paper 000's MAPE."""
+    per_seed = [accuracy_tables(con, gpu, suite, base_mhz, granularity, seed) for seed in seeds]
+    per_predictor = over_seeds([p for p, _ in per_seed], ["predictor"], ("paper_000_pct",))
+    per_kernel = over_seeds([k for _, k in per_seed], ["gpu_id", "kernel_id", "category"])
+    if len(seeds) > 1:
+        per_predictor = with_verdict(per_predictor, "mape_pct", "paper_000_pct")
+    return per_predictor, per_kernel
+
+
+def equalizer_over_seeds(tables: list[Table]) -> Table:
+    """equalizer_vs_static's rows of each seed as the mean over the seeds with 95% intervals
+    (over_seeds) and, with several seeds, verdicts on paper 001's speedup and on its energy
+    change, set against our chip energy (the paper's GPUWattch scope has no board power)."""
+    keys = ["gpu_id", "policy", "category", "kernel_id"]
+    counts = [{tuple(r[t.columns.index(k)] for k in keys): r[t.columns.index("kernels")]
+               for r in t.rows} for t in tables]
+    if any(c != counts[0] for c in counts[1:]):
+        raise GpudbError("the seeds' Equalizer runs cover other kernels: a mean over seeds "
+                         "needs the same kernels in each (run evaluate equalizer with --run)")
+    table = over_seeds(tables, keys,
+                       ("kernels", "paper_001_speedup_pct", "paper_001_energy_change_pct"))
+    if len(tables) < 2:
+        return table
+    table = with_verdict(table, "speedup_pct", "paper_001_speedup_pct", "speedup_verdict")
+    return with_verdict(table, "chip_energy_change_pct", "paper_001_energy_change_pct",
+                        "energy_verdict")

@@ -54,11 +54,11 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
           kernels: list[str] | None = None, core_mhz: list[float] | None = None,
           mem_mhz: list[float] | None = None, sms: list[int] | None = None,
           ctas: list[int | None] | None = None, interval_instructions: int | None = None,
-          seed: int = 0, jobs: int = 1, experiment: str | None = None,
+          seed: int | list[int] = 0, jobs: int = 1, experiment: str | None = None,
           progress: Progress | None = None, scheduler: str | None = None,
           chunk_instructions: int | None = None) -> dict:
     """Simulate the missing runs of a sweep (sim.sweep.plan) and write them to the database
-    at ``db_path``.
+    at ``db_path``; ``seed`` is one seed or a list (the grid is run once per seed).
 
     ``progress(runs_done, runs_total, instructions_simulated)`` is called after each run
     written (and once at the start). Returns {'experiment_id', 'runs_added', 'runs_skipped',
@@ -73,7 +73,10 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
     started = time.perf_counter()
     gpu = load_gpu(gpu) if not isinstance(gpu, GpuConfig) else gpu
     suite = load_suite(suite) if not isinstance(suite, Suite) else suite
-    tasks = plan(gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas, interval_instructions, seed)
+    seeds = list(seed) if isinstance(seed, (list, tuple)) else [seed]
+    tasks = [t for one in seeds
+             for t in plan(gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
+                           interval_instructions, one)]
     name = experiment or f"sim-{gpu.name}-{suite.name}"
     eid = experiment_id(name)
     con = connect(db_path)

@@ -8,7 +8,8 @@
                :max_loss_pct  energy_perf's bound, % (default 1)
                :predictor     one predictor of the replays (default: every one)
                :guard         'guarded' or 'paper': one guard of the replays (default: every one)
-               :gpu_id        one GPU (default: every GPU) */
+               :gpu_id        one GPU (default: every GPU)
+               :seed          one seed (default: each kernel's lowest) */
 WITH results AS (
     SELECT *
     FROM control_result
@@ -18,9 +19,13 @@ WITH results AS (
       AND (CAST(:predictor AS TEXT) IS NULL OR predictor IN (CAST(:predictor AS TEXT), ''))
       AND (CAST(:guard AS TEXT) IS NULL OR guard IN (CAST(:guard AS TEXT), ''))
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
+      AND seed = coalesce(CAST(:seed AS BIGINT),
+                          (SELECT min(s.seed) FROM control_result AS s
+                           WHERE s.gpu_id = control_result.gpu_id
+                             AND s.kernel_id = control_result.kernel_id))
 ),
 steps AS (
-    SELECT r.gpu_id, r.kernel_id, r.policy, r.predictor, r.guard,
+    SELECT r.gpu_id, r.kernel_id, r.seed, r.policy, r.predictor, r.guard,
            CAST(s.idx - 1 AS INTEGER) AS idx, s.core_mhz
     FROM results AS r,
          unnest(r.settings) WITH ORDINALITY AS s(core_mhz, idx)
@@ -34,6 +39,6 @@ SELECT
     o.energy_j
 FROM steps AS s
 JOIN control_interval AS o
-  ON o.gpu_id = s.gpu_id AND o.kernel_id = s.kernel_id AND o.idx = s.idx
+  ON o.gpu_id = s.gpu_id AND o.kernel_id = s.kernel_id AND o.seed = s.seed AND o.idx = s.idx
  AND o.core_mhz = s.core_mhz
 ORDER BY s.gpu_id, s.kernel_id, s.policy, s.predictor, s.guard, s.idx;

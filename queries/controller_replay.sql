@@ -26,7 +26,10 @@
                                 (guarded: 2; paper: 0)
                :min_dwell       intervals at a setting before the next move (default 1)
                :gpu_id          one GPU (default: every GPU)
-               :suite           one kernel suite (default: every suite) */
+               :suite           one kernel suite (default: every suite)
+               :seed            the seed of the fixed runs replayed (default: each kernel's
+                                lowest); one seed at a time, so that the outcomes spliced
+                                together are one seed's */
 WITH RECURSIVE
 settings AS (
     SELECT
@@ -72,6 +75,9 @@ outcome AS (
     FROM control_interval AS c
     WHERE (CAST(:gpu_id AS TEXT) IS NULL OR c.gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR c.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
+      AND c.seed = coalesce(CAST(:seed AS BIGINT),
+                            (SELECT min(s.seed) FROM control_interval AS s
+                             WHERE s.gpu_id = c.gpu_id AND s.kernel_id = c.kernel_id))
 ),
 kernels AS (
     SELECT gpu_id, kernel_id, max(pidx) AS top_idx, max(idx) AS last_idx
@@ -239,6 +245,7 @@ SELECT
     g.guard_name AS guard,
     st.gpu_id,
     st.kernel_id,
+    o.seed,
     st.idx,
     o.core_mhz,
     st.idx > 0 AND st.prev <> st.cur AS switched,

@@ -15,9 +15,13 @@
    sensitive kernels 54% faster at -11% energy in performance mode and 30% faster at -36% in energy
    mode; unsaturated kernels 1.3% slower at -6.4% in energy mode. Runs from `gpudb evaluate
    equalizer` (gpudb/control/equalizer_loop.py).
+   Every run is set against the nominal run of its own seed; over several seeds the means
+   are over every kernel and seed (`gpudb evaluate equalizer --seeds` gives their mean over
+   seeds with an interval).
    Parameters: :gpu_id  one GPU (default: every GPU)
                :suite   one kernel suite (default: every suite)
-               :kernels 'all' (default: per category and overall) or 'each' (also per kernel) */
+               :kernels 'all' (default: per category and overall) or 'each' (also per kernel)
+               :seed    one seed's runs (default: every seed's) */
 WITH energy AS (
     -- chip energy: the run's energy less the constant board power (other_j), the scope of
     -- paper 001's GPUWattch figures (dynamic power of SMs, NoC, L2, MC and DRAM plus leakage)
@@ -28,14 +32,14 @@ WITH energy AS (
     WHERE r.policy = 'static' OR r.policy = 'closed_loop' AND r.predictor = 'equalizer'
 ),
 nominal AS (
-    SELECT gpu_id, kernel_id, avg(time_ns) AS time_ns, avg(energy_j) AS energy_j,
+    SELECT gpu_id, kernel_id, seed, avg(time_ns) AS time_ns, avg(energy_j) AS energy_j,
            avg(chip_j) AS chip_j
     FROM energy
     WHERE policy = 'static' AND variant = 'nominal'
     GROUP BY ALL
 ),
 measured AS (
-    SELECT r.gpu_id, r.kernel_id, k.category, r.policy, r.variant,
+    SELECT r.gpu_id, r.kernel_id, k.category, r.seed, r.policy, r.variant,
            CASE WHEN r.policy = 'static' THEN 'static ' || r.variant
                 WHEN r.variant = 'full' THEN 'equalizer ' || r.objective
                 WHEN r.variant = 'cta' THEN 'equalizer (cta only)'
@@ -45,26 +49,27 @@ measured AS (
            r.chip_j / n.chip_j AS chip_ratio
     FROM energy AS r
     JOIN kernel AS k USING (kernel_id)
-    JOIN nominal AS n USING (gpu_id, kernel_id)
+    JOIN nominal AS n USING (gpu_id, kernel_id, seed)
     WHERE (CAST(:gpu_id AS TEXT) IS NULL OR r.gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR r.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
+      AND (CAST(:seed AS BIGINT) IS NULL OR r.seed = CAST(:seed AS BIGINT))
 ),
 best AS (
-    SELECT gpu_id, kernel_id, category, 'best static performance' AS label,
+    SELECT gpu_id, kernel_id, category, seed, 'best static performance' AS label,
            max(speedup) AS speedup, arg_max(energy_ratio, speedup) AS energy_ratio,
            arg_max(chip_ratio, speedup) AS chip_ratio
     FROM measured WHERE policy = 'static'
     GROUP BY ALL
     UNION ALL
-    SELECT gpu_id, kernel_id, category, 'best static energy',
+    SELECT gpu_id, kernel_id, category, seed, 'best static energy',
            arg_min(speedup, energy_ratio), min(energy_ratio), arg_min(chip_ratio, energy_ratio)
     FROM measured WHERE policy = 'static' AND speedup >= 1.0 / 1.05
     GROUP BY ALL
 ),
 policy AS (
-    -- one row per kernel and label (a label run twice, e.g. the CTA-only variant stored under
+    -- one row per kernel, seed and label (a label run twice, e.g. the CTA-only variant stored under
     -- both modes by an older gpudb, counts once)
-    SELECT gpu_id, kernel_id, category, label, exp(avg(ln(speedup))) AS speedup,
+    SELECT gpu_id, kernel_id, category, seed, label, exp(avg(ln(speedup))) AS speedup,
            exp(avg(ln(energy_ratio))) AS energy_ratio, exp(avg(ln(chip_ratio))) AS chip_ratio
     FROM measured WHERE NOT (policy = 'static' AND variant = 'nominal')
     GROUP BY ALL
@@ -76,7 +81,7 @@ grouped AS (
            CASE WHEN coalesce(CAST(:kernels AS TEXT), 'all') = 'each' THEN kernel_id END
                AS kernel_id,
            category,
-           count(*) AS kernels,
+           count(DISTINCT kernel_id) AS kernels,
            (exp(avg(ln(speedup))) - 1.0) * 100.0 AS speedup_pct,
            (exp(avg(ln(energy_ratio))) - 1.0) * 100.0 AS energy_change_pct,
            (exp(avg(ln(chip_ratio))) - 1.0) * 100.0 AS chip_energy_change_pct
@@ -85,7 +90,7 @@ grouped AS (
     UNION ALL
     -- the paper's 27 kernels all fall in its four classes; these rows are the like-for-like
     -- match for its overall figures, leaving out the categories of paper 000's suite
-    SELECT gpu_id, label, NULL, 'paper classes', count(*),
+    SELECT gpu_id, label, NULL, 'paper classes', count(DISTINCT kernel_id),
            (exp(avg(ln(speedup))) - 1.0) * 100.0, (exp(avg(ln(energy_ratio))) - 1.0) * 100.0,
            (exp(avg(ln(chip_ratio))) - 1.0) * 100.0
     FROM policy

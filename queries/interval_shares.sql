@@ -6,7 +6,8 @@
    the interval's time. What a controller's clock trace (clock_trace) answers to: memory-bound
    intervals invite a lower clock.
    Parameters: :kernel_id  the kernel, e.g. default/twoslope_lm (default: every kernel)
-               :gpu_id     one GPU (default: every GPU) */
+               :gpu_id     one GPU (default: every GPU)
+               :seed       one seed (default: each kernel's lowest) */
 SELECT
     c.gpu_id,
     c.kernel_id,
@@ -24,4 +25,7 @@ JOIN gpu_top_core AS t ON t.gpu_id = c.gpu_id AND t.top_core_mhz = c.core_mhz
 JOIN interval AS i ON i.run_id = c.run_id AND i.idx = c.idx
 WHERE (CAST(:kernel_id AS TEXT) IS NULL OR c.kernel_id = CAST(:kernel_id AS TEXT))
   AND (CAST(:gpu_id AS TEXT) IS NULL OR c.gpu_id = CAST(:gpu_id AS TEXT))
+  AND c.seed = coalesce(CAST(:seed AS BIGINT),
+                        (SELECT min(s.seed) FROM control_interval AS s
+                         WHERE s.gpu_id = c.gpu_id AND s.kernel_id = c.kernel_id))
 ORDER BY c.gpu_id, c.kernel_id, idx;

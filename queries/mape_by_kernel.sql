@@ -6,7 +6,9 @@
                :gpu_id    one GPU (default: every GPU)
                :suite     one kernel suite (default: every suite)
                :model_id  one stored wu model, as `gpudb train wu` prints it
-                          (default: each GPU's latest) */
+                          (default: each GPU's latest)
+               :seed      one seed's runs (default: every seed; a prediction is
+                          always scored against a run of its base run's seed) */
 WITH wu_pick AS (
     SELECT CASE WHEN CAST(:model_id AS TEXT) IS NULL
                   OR CAST(:model_id AS TEXT) IN (SELECT model_id FROM wu_model)
@@ -21,6 +23,7 @@ scored AS (
       AND base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), top_core_mhz)
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
+      AND (CAST(:seed AS BIGINT) IS NULL OR seed = CAST(:seed AS BIGINT))
       -- Wu et al.'s rows of one model: -p model_id's, else each GPU's latest
       AND coalesce(model_id = (SELECT model_id FROM wu_pick), is_current, true)
 )

@@ -4,7 +4,8 @@
    each interval from the state the previous one left (warps mid-flight, caches, queues), so
    the two agree where a kernel's intervals are alike at every setting.
    A closed-loop run (policy 'closed_loop') is matched with the replay of the same predictor,
-   objective, energy_perf bound and guard in control_result.
+   objective, energy_perf bound and guard in control_result, replayed on the fixed runs of
+   the closed-loop run's seed.
    Parameters: :predictor  one predictor (default: every one run in the closed loop)
                :objective  'edp', 'ed2p', 'energy' or 'energy_perf' (default: every one)
                :guard      'guarded' or 'paper' (default: every one)
@@ -17,6 +18,7 @@ WITH closed AS (
         objective,
         max_loss_pct,
         guard,
+        seed,
         time_ns,
         energy_j,
         (SELECT count(*) FROM interval AS i WHERE i.run_id = r.run_id AND i.switch_ns > 0)
@@ -42,7 +44,8 @@ SELECT
     c.switches AS closed_loop_switches
 FROM closed AS c
 JOIN control_result AS r
-  ON r.gpu_id = c.gpu_id AND r.kernel_id = c.kernel_id AND r.policy = 'replay'
+  ON r.gpu_id = c.gpu_id AND r.kernel_id = c.kernel_id AND r.seed = c.seed
+ AND r.policy = 'replay'
  AND r.predictor = c.predictor AND r.objective = c.objective AND r.guard = c.guard
  AND (c.objective <> 'energy_perf' OR r.max_loss_pct = c.max_loss_pct)
 WHERE (CAST(:predictor AS TEXT) IS NULL OR c.predictor = CAST(:predictor AS TEXT))

@@ -8,7 +8,9 @@
                :max_loss_pct  energy_perf's bound, % (default 1)
                :guard         'guarded' or 'paper': one guard of the replays (default: every one)
                :gpu_id        one GPU (default: every GPU)
-               :suite         one kernel suite (default: every suite) */
+               :suite         one kernel suite (default: every suite)
+               :seed          one seed's results (default: every seed's, each against
+                              its own seed's baseline) */
 WITH results AS (
     SELECT *
     FROM control_result
@@ -17,6 +19,7 @@ WITH results AS (
       AND (CAST(:guard AS TEXT) IS NULL OR guard IN (CAST(:guard AS TEXT), ''))
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
+      AND (CAST(:seed AS BIGINT) IS NULL OR seed = CAST(:seed AS BIGINT))
 )
 SELECT
     r.gpu_id,
@@ -35,8 +38,9 @@ SELECT
     100.0 * (1.0 - r.energy_j / b.energy_j) AS energy_saving_pct,
     100.0 * (1.0 - (r.energy_j * r.time_ns) / (b.energy_j * b.time_ns)) AS edp_saving_pct,
     100.0 * (1.0 - (r.energy_j * r.time_ns * r.time_ns)
-                   / (b.energy_j * b.time_ns * b.time_ns)) AS ed2p_saving_pct
+                   / (b.energy_j * b.time_ns * b.time_ns)) AS ed2p_saving_pct,
+    r.seed
 FROM results AS r
-JOIN control_baseline AS b USING (gpu_id, kernel_id)
+JOIN control_baseline AS b USING (gpu_id, kernel_id, seed)
 JOIN kernel AS k USING (kernel_id)
-ORDER BY r.gpu_id, r.kernel_id, r.policy, r.predictor, r.guard;
+ORDER BY r.gpu_id, r.kernel_id, r.policy, r.predictor, r.guard, r.seed;

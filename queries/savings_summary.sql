@@ -3,12 +3,15 @@
    from control_result; the category 'all' averages every kernel. Savings are positive when
    the policy is better; time_change_pct is the slowdown. Beside the means: the worst kernel's
    EDP saving and slowdown, and the mean number of P-state switches, so a mean that hides a
-   harmful controller shows it.
+   harmful controller shows it. Over several seeds the means are over every kernel and seed
+   (`gpudb evaluate control --seeds` gives each seed's and their mean with an interval).
    Parameters: :objective     'edp' (default), 'ed2p', 'energy' or 'energy_perf'
                :max_loss_pct  energy_perf's bound, % (default 1)
                :guard         'guarded' or 'paper': one guard of the replays (default: every one)
                :gpu_id        one GPU (default: every GPU)
-               :suite         one kernel suite (default: every suite) */
+               :suite         one kernel suite (default: every suite)
+               :seed          one seed's results (default: every seed's, each against
+                              its own seed's baseline) */
 WITH results AS (
     SELECT *
     FROM control_result
@@ -17,6 +20,7 @@ WITH results AS (
       AND (CAST(:guard AS TEXT) IS NULL OR guard IN (CAST(:guard AS TEXT), ''))
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
+      AND (CAST(:seed AS BIGINT) IS NULL OR seed = CAST(:seed AS BIGINT))
 ),
 per_kernel AS (
     SELECT
@@ -27,7 +31,7 @@ per_kernel AS (
         100.0 * (1.0 - (r.energy_j * r.time_ns * r.time_ns)
                        / (b.energy_j * b.time_ns * b.time_ns)) AS ed2p_saving_pct
     FROM results AS r
-    JOIN control_baseline AS b USING (gpu_id, kernel_id)
+    JOIN control_baseline AS b USING (gpu_id, kernel_id, seed)
     JOIN kernel AS k USING (kernel_id)
 )
 SELECT

@@ -5,9 +5,10 @@
    load outstanding (STALL) and stalled on stores (paper 000 section 3.3), and the slowdown from
    the top to the lowest core P-state. One row per kernel, then one per category and class with
    the mean and range of each share ('all' rows summarise the whole suite). Fixed simulated
-   runs at the nominal memory clock, all SMs, the largest CTA limit.
+   runs at the nominal memory clock, all SMs, the largest CTA limit, one seed.
    Parameters: :gpu_id  one GPU (default: every GPU)
-               :suite   one kernel suite (default: every suite) */
+               :suite   one kernel suite (default: every suite)
+               :seed    the runs' seed (default: each kernel's lowest) */
 WITH runs AS (
     SELECT r.run_id, r.gpu_id, r.kernel_id, r.core_mhz, r.time_ns, t.top_core_mhz,
            min(r.core_mhz) OVER (PARTITION BY r.gpu_id, r.kernel_id) AS low_core_mhz
@@ -18,6 +19,12 @@ WITH runs AS (
       AND r.mem_mhz = g.nominal_mem_mhz AND r.n_sm = g.n_sm
       AND (CAST(:gpu_id AS TEXT) IS NULL OR r.gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR r.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
+      -- one seed for every setting, so the slowdown compares runs of one seed
+      AND r.seed = coalesce(CAST(:seed AS BIGINT),
+                            (SELECT min(s.seed) FROM run AS s
+                             WHERE s.gpu_id = r.gpu_id AND s.kernel_id = r.kernel_id
+                               AND s.policy = 'fixed' AND s.source = 'sim'
+                               AND s.mem_mhz = g.nominal_mem_mhz AND s.n_sm = g.n_sm))
     QUALIFY row_number() OVER (PARTITION BY r.gpu_id, r.kernel_id, r.core_mhz
                                ORDER BY r.ctas_per_sm DESC NULLS FIRST, r.seed, r.created_at DESC,
                                         r.run_id) = 1

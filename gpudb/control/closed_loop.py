@@ -125,9 +125,10 @@ def _run_key(predictor: str, objective: str, max_loss_pct: float, guard: Guard) 
 def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, predictor: str,
                     objective: str, max_loss_pct: float = 1.0, experiment: str | None = None,
                     interval_instructions: int | None = None, progress=None,
-                    guard: Guard = GUARDED) -> list[dict]:
+                    guard: Guard = GUARDED, seed: int = 0) -> list[dict]:
     """Run each kernel under the controller from the highest core P-state at the nominal
-    memory clock and store the runs through gpudb.runs (skipping those already stored), with
+    memory clock with the simulator's ``seed`` (as the fixed runs the replay of that seed
+    reads) and store the runs through gpudb.runs (skipping those already stored), with
     policy 'closed_loop' and the controller in columns predictor, objective, max_loss_pct
     and guard; returns their rows."""
     import gpudb
@@ -152,11 +153,11 @@ def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, pr
                                  f"closed-loop DVFS control on {g.name}, suite {s.name}")
         for n, spec in enumerate(specs):
             rid = run_id(g, spec, top, g.nominal_mem_mhz, g.n_sm, None,
-                         interval, 0, controller.run_key)
+                         interval, seed, controller.run_key)
             have = con.execute("SELECT run_id, time_ns, energy_j FROM run WHERE run_id = ?",
                                [rid]).fetchall()
             if not have:
-                result = Simulation(g, spec, top, g.nominal_mem_mhz,
+                result = Simulation(g, spec, top, g.nominal_mem_mhz, seed=seed,
                                     interval_instructions=interval).run(controller)
                 result.run.update(controller.columns)
                 write_run(con, result, eid)

@@ -154,14 +154,14 @@ class _Static:
 
 def run_equalizer(db_path, gpu: str, suite: str, kernels: list[str] | None = None,
                   modes: tuple[str, ...] = MODES, variants: tuple[str, ...] = VARIANTS,
-                  experiment: str | None = None, progress=None) -> int:
+                  experiment: str | None = None, progress=None, seed: int = 0) -> int:
     """Simulate what the database lacks of: each kernel under Equalizer in every mode and
     variant (epoch runs: policy 'closed_loop', predictor 'equalizer', objective the mode,
     variant, epoch_cycles; the mean per-SM CTA limit of each epoch as metric
     'equalizer_ctas_mean'), and at each static operating point of :data:`STATIC` (policy
-    'static', variant the baseline's name). The 'cta' variant keeps V/F nominal, where the
-    mode makes no difference, so it runs once, in the first mode given. Returns the runs
-    added."""
+    'static', variant the baseline's name), every run with the simulator's ``seed``. The
+    'cta' variant keeps V/F nominal, where the mode makes no difference, so it runs once, in
+    the first mode given. Returns the runs added."""
     import gpudb
     from gpudb.db import atomic
     from gpudb.runs import (
@@ -196,10 +196,11 @@ def run_equalizer(db_path, gpu: str, suite: str, kernels: list[str] | None = Non
             else:
                 core, mem = g.nominal_core_mhz, g.nominal_mem_mhz
                 key, epoch = f"equalizer:{mode}:{variant}", EPOCH_CYCLES
-            rid = run_id(g, spec, core, mem, g.n_sm, None, DEFAULT_INTERVAL_INSTRUCTIONS, 0,
+            rid = run_id(g, spec, core, mem, g.n_sm, None, DEFAULT_INTERVAL_INSTRUCTIONS, seed,
                          key, epoch, headroom)
             if not stored_run_ids(con, [rid]):
-                sim = Simulation(g, spec, core, mem, epoch_cycles=epoch, core_headroom=headroom)
+                sim = Simulation(g, spec, core, mem, seed=seed, epoch_cycles=epoch,
+                                 core_headroom=headroom)
                 if mode == "static":
                     result = sim.run(_Static(variant))
                     result.run.update(variant=variant)

@@ -36,6 +36,7 @@ class KernelOutcomes:
     energy_j: np.ndarray
     background_j_per_ns: np.ndarray  # static + DRAM background + board energy per ns of time
     switch_ns: float
+    seed: int = 0                    # the seed of the fixed runs
 
 
 @dataclass
@@ -47,17 +48,22 @@ class PolicyResult:
     time_ns: float
     energy_j: float
     switches: int
+    seed: int = 0
 
 
 def load_outcomes(con: duckdb.DuckDBPyConnection, gpu_id: str | None = None,
-                  suite: str | None = None) -> list[KernelOutcomes]:
-    """Every kernel's interval outcomes at every core P-state in control_interval."""
+                  suite: str | None = None, seed: int | None = None) -> list[KernelOutcomes]:
+    """Every kernel's interval outcomes at every core P-state in control_interval, from the
+    runs of one seed (None: each kernel's lowest seed, as controller_replay.sql takes)."""
     rows = con.execute(
         "SELECT gpu_id, kernel_id, core_mhz, idx, time_ns, energy_j, "
-        "(core_static_j + dram_static_j + other_j) / time_ns, switch_ns "
-        "FROM control_interval WHERE (? IS NULL OR gpu_id = ?) "
+        "(core_static_j + dram_static_j + other_j) / time_ns, switch_ns, seed "
+        "FROM control_interval AS c WHERE (? IS NULL OR gpu_id = ?) "
         "AND (? IS NULL OR kernel_id LIKE ? || '/%') "
-        "ORDER BY gpu_id, kernel_id, core_mhz, idx", [gpu_id, gpu_id, suite, suite]).fetchall()
+        "AND seed = coalesce(CAST(? AS BIGINT), (SELECT min(s.seed) FROM control_interval AS s "
+        "WHERE s.gpu_id = c.gpu_id AND s.kernel_id = c.kernel_id)) "
+        "ORDER BY gpu_id, kernel_id, core_mhz, idx",
+        [gpu_id, gpu_id, suite, suite, seed]).fetchall()
     out: list[KernelOutcomes] = []
     groups: dict[tuple[str, str], list[tuple]] = {}
     for row in rows:
@@ -71,7 +77,7 @@ def load_outcomes(con: duckdb.DuckDBPyConnection, gpu_id: str | None = None,
             np.array([r[4] for r in group]).reshape(shape),
             np.array([r[5] for r in group]).reshape(shape),
             np.array([r[6] for r in group]).reshape(shape),
-            float(group[0][7])))
+            float(group[0][7]), int(group[0][8])))
     return out
 
 
@@ -93,7 +99,7 @@ def replayed(k: KernelOutcomes, policy: str, choice: list[int]) -> PolicyResult:
         time_ns += t
         energy_j += e
     return PolicyResult(k.gpu_id, k.kernel_id, policy, [float(k.mhz[s]) for s in choice],
-                        time_ns, energy_j, switches)
+                        time_ns, energy_j, switches, k.seed)
 
 
 def static_optimal(k: KernelOutcomes, objective: str, max_loss: float) -> PolicyResult:
@@ -143,7 +149,8 @@ def dynamic_optimal(k: KernelOutcomes, objective: str, max_loss: float) -> Polic
     path.reverse()
     return PolicyResult(k.gpu_id, k.kernel_id, "dynamic_optimal",
                         [float(k.mhz[s]) for s in path], total_t, total_e,
-                        sum(1 for a, b in zip(path, path[1:], strict=False) if a != b))
+                        sum(1 for a, b in zip(path, path[1:], strict=False) if a != b),
+                        k.seed)
 
 
 POLICIES = {"static_optimal": static_optimal, "dynamic_optimal": dynamic_optimal,

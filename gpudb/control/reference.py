@@ -17,14 +17,17 @@ _PARTS = ("core_dynamic_j", "core_static_j", "dram_dynamic_j", "dram_static_j", 
 
 def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,
            max_loss_pct: float = 1.0, gpu_id: str | None = None, suite: str | None = None,
-           guard: Guard = GUARDED) -> list[PolicyResult]:
+           guard: Guard = GUARDED, seed: int | None = None) -> list[PolicyResult]:
+    """One seed's runs (None: each kernel's lowest seed), as controller_replay.sql."""
     rows = con.execute(f"""
         SELECT gpu_id, kernel_id, core_mhz, idx, voltage_v, switch_ns, time_ns, energy_j,
-               {", ".join(_PARTS)}, run_id
-        FROM control_interval
+               {", ".join(_PARTS)}, run_id, seed
+        FROM control_interval AS c
         WHERE (? IS NULL OR gpu_id = ?) AND (? IS NULL OR kernel_id LIKE ? || '/%')
+          AND seed = coalesce(CAST(? AS BIGINT), (SELECT min(s.seed) FROM control_interval AS s
+                              WHERE s.gpu_id = c.gpu_id AND s.kernel_id = c.kernel_id))
         ORDER BY gpu_id, kernel_id, core_mhz, idx""",
-                       [gpu_id, gpu_id, suite, suite]).fetchall()
+                       [gpu_id, gpu_id, suite, suite, seed]).fetchall()
     kernels: dict[tuple[str, str], list[tuple]] = {}
     for row in rows:
         kernels.setdefault((row[0], row[1]), []).append(row)
@@ -65,5 +68,6 @@ def _replay_kernel(key, group, predictor, objective, max_loss, guard, predicted)
         choice.append(decide(state, guard, objective, max_loss, i, time_ns[cur, i],
                              energy_j[cur, i], p_ns, p_j, switch_ns, switch_j))
     background = (parts[..., 1] + parts[..., 3] + parts[..., 4]) / time_ns
-    outcomes = KernelOutcomes(key[0], key[1], mhz, time_ns, energy_j, background, switch_ns)
+    outcomes = KernelOutcomes(key[0], key[1], mhz, time_ns, energy_j, background, switch_ns,
+                              int(group[0][14]))
     return replayed(outcomes, "replay", choice)

@@ -30,16 +30,17 @@ def guard_params(guard: Guard) -> dict[str, str]:
 
 def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,
            max_loss_pct: float = 1.0, gpu_id: str | None = None,
-           suite: str | None = None, guard: Guard = GUARDED) -> int:
-    """Trace replay (queries/controller_replay.sql) totalled per kernel into control_result
-    by one INSERT ... SELECT over the query (the rows never leave DuckDB); returns the rows
-    written."""
+           suite: str | None = None, guard: Guard = GUARDED, seed: int | None = None) -> int:
+    """Trace replay (queries/controller_replay.sql) of one seed's runs (None: each kernel's
+    lowest seed) totalled per kernel into control_result by one INSERT ... SELECT over the
+    query (the rows never leave DuckDB); returns the rows written."""
     sql, params = get_query("controller_replay").bind({
         "predictor": predictor, "objective": objective, "max_loss_pct": str(max_loss_pct),
-        "gpu_id": gpu_id, "suite": suite, **guard_params(guard)})
+        "gpu_id": gpu_id, "suite": suite, **guard_params(guard),
+        "seed": None if seed is None else str(seed)})
     return first_row(con.execute(f"""
         INSERT OR REPLACE INTO control_result BY NAME
-        SELECT gpu_id, kernel_id, 'replay' AS policy,
+        SELECT gpu_id, kernel_id, seed, 'replay' AS policy,
                CAST($predictor AS TEXT) AS predictor, $guard_stored AS guard,
                CAST($objective AS TEXT) AS objective,
                CAST($max_loss_pct AS DOUBLE) AS max_loss_pct,
@@ -47,13 +48,15 @@ def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,
                sum(time_ns) AS time_ns, sum(energy_j) AS energy_j,
                list(core_mhz ORDER BY idx) AS settings, now() AS created_at
         FROM ({sql.rstrip().rstrip(";")}) AS replayed
-        GROUP BY gpu_id, kernel_id""", {**params, "guard_stored": guard.name}))[0]
+        GROUP BY gpu_id, kernel_id, seed""", {**params, "guard_stored": guard.name}))[0]
 
 
 def offline(con: duckdb.DuckDBPyConnection, objective: str, max_loss_pct: float = 1.0,
-            gpu_id: str | None = None, suite: str | None = None) -> list[PolicyResult]:
-    """Static optimal, dynamic optimal and perfect memoryless for every kernel."""
-    kernels = load_outcomes(con, gpu_id, suite)
+            gpu_id: str | None = None, suite: str | None = None,
+            seed: int | None = None) -> list[PolicyResult]:
+    """Static optimal, dynamic optimal and perfect memoryless for every kernel, on one seed's
+    runs (None: each kernel's lowest seed)."""
+    kernels = load_outcomes(con, gpu_id, suite, seed)
     return [policy(k, objective, max_loss_pct / 100.0)
             for policy in POLICIES.values() for k in kernels]
 
@@ -68,6 +71,7 @@ def store(con: duckdb.DuckDBPyConnection, results: Iterable[PolicyResult], objec
     table = pa.table({
         "gpu_id": [r.gpu_id for r in results],
         "kernel_id": [r.kernel_id for r in results],
+        "seed": [int(r.seed) for r in results],
         "policy": [r.policy for r in results],
         "predictor": [""] * len(results),
         "guard": [""] * len(results),
@@ -92,21 +96,25 @@ def evaluate(con: duckdb.DuckDBPyConnection, predictors: Iterable[str],
              objectives: Iterable[str], max_loss_pct: float = 1.0, gpu_id: str | None = None,
              suite: str | None = None,
              progress: Callable[[str], None] | None = None,
-             guards: Iterable[Guard] = (GUARDED, PAPER)) -> int:
+             guards: Iterable[Guard] = (GUARDED, PAPER),
+             seeds: Iterable[int | None] = (None,)) -> int:
     """Replay every predictor under every guard, and the offline policies, for every
-    objective into control_result, in one transaction; returns the rows written."""
+    objective and seed (each on that seed's runs only; None: each kernel's lowest seed) into
+    control_result, in one transaction; returns the rows written."""
     written = 0
     predictors, guards = list(predictors), list(guards)
     with atomic(con):
-        for objective in objectives:
-            if progress:
-                progress(f"offline/{objective}")
-            written += store(con, offline(con, objective, max_loss_pct, gpu_id, suite),
-                             objective, max_loss_pct)
-            for guard in guards:
-                for predictor in predictors:
-                    if progress:
-                        progress(f"{predictor}/{objective}/{guard.name}")
-                    written += replay(con, predictor, objective, max_loss_pct, gpu_id, suite,
-                                      guard)
+        for seed in seeds:
+            at = "" if seed is None else f"/seed {seed}"
+            for objective in objectives:
+                if progress:
+                    progress(f"offline/{objective}{at}")
+                written += store(con, offline(con, objective, max_loss_pct, gpu_id, suite,
+                                              seed), objective, max_loss_pct)
+                for guard in guards:
+                    for predictor in predictors:
+                        if progress:
+                            progress(f"{predictor}/{objective}/{guard.name}{at}")
+                        written += replay(con, predictor, objective, max_loss_pct, gpu_id,
+                                          suite, guard, seed)
     return written

@@ -12,6 +12,7 @@
 -- SM that had work (divided by the share of SM cycles with a resident CTA); NULL for runs
 -- simulated before them. memory_min_ns is the least time of the memory system for the
 -- sample's requests: the largest of the DRAM channels', the MSHRs' and the store queue's.
+-- seed is the run's (NULL for measured runs): an actual time is another run of the same seed.
 CREATE OR REPLACE VIEW sample AS
 WITH counters AS (
     SELECT
@@ -118,7 +119,7 @@ SELECT
     i.crispl_lcp_ns, i.crispl_lcp_comp_ns,
     i.dram_min_ns, i.prefetch_stall_ns,
     i.crisp_slot_lcp_ns, i.crisp_slot_load_stall_ns, i.crisp_slot_store_stall_ns,
-    i.crispl_slot_lcp_ns, i.memory_min_ns
+    i.crispl_slot_lcp_ns, i.memory_min_ns, r.seed
 FROM per_interval AS i
 JOIN runs AS r USING (run_id)
 UNION ALL
@@ -134,6 +135,6 @@ SELECT
     p.crispl_lcp_ns, p.crispl_lcp_comp_ns,
     p.dram_min_ns, p.prefetch_stall_ns,
     p.crisp_slot_lcp_ns, p.crisp_slot_load_stall_ns, p.crisp_slot_store_stall_ns,
-    p.crispl_slot_lcp_ns, p.memory_min_ns
+    p.crispl_slot_lcp_ns, p.memory_min_ns, r.seed
 FROM runs AS r
 LEFT JOIN per_run AS p USING (run_id);

@@ -1,9 +1,10 @@
 -- Every predictor's prediction from every fixed-run sample to every target setting, with the
 -- actual time: the same sample (same interval index, or the whole run) of the fixed run of
--- the same kernel and GPU at the target setting, with the same SM count, CTA limit and
--- interval size (averaged if repeated; NULL where that run does not exist). Wu et al.'s model
--- (45_pred_wu.sql) predicts whole runs at every setting of its grid, SM count and memory
--- clock included. One row per predictor, sample and target setting.
+-- the same kernel and GPU at the target setting, with the same SM count, CTA limit, interval
+-- size and seed as the base run (averaged if repeated; NULL where that run does not exist):
+-- a prediction is never scored against another seed's run; seed is the base run's. Wu et
+-- al.'s model (45_pred_wu.sql) predicts whole runs at every setting of its grid, SM count
+-- and memory clock included. One row per predictor, sample and target setting.
 CREATE OR REPLACE VIEW prediction AS
 WITH analytic AS (
     -- gpudb.db writes here "SELECT * FROM pred_<name>" for every registered predictor
@@ -19,7 +20,7 @@ predicted AS (
 ),
 actual AS (
     SELECT granularity, kernel_id, gpu_id, n_sm, ctas_per_sm, interval_instructions,
-           core_mhz, mem_mhz, sample_idx, avg(t_ns) AS actual_ns
+           core_mhz, mem_mhz, seed, sample_idx, avg(t_ns) AS actual_ns
     FROM sample
     WHERE policy = 'fixed'
     GROUP BY ALL
@@ -28,8 +29,9 @@ SELECT
     p.predictor, p.granularity, p.run_id, p.kernel_id, p.gpu_id, p.sample_idx,
     p.base_core_mhz, p.base_mem_mhz, p.base_n_sm,
     p.target_core_mhz, p.target_mem_mhz, p.target_n_sm,
-    p.predicted_ns, a.actual_ns, p.in_training
+    p.predicted_ns, a.actual_ns, p.in_training, b.seed
 FROM predicted AS p
+JOIN run AS b ON b.run_id = p.run_id
 LEFT JOIN actual AS a
     ON a.granularity = p.granularity
    AND a.kernel_id = p.kernel_id
@@ -39,4 +41,5 @@ LEFT JOIN actual AS a
    AND a.n_sm IS NOT DISTINCT FROM p.target_n_sm
    AND a.ctas_per_sm IS NOT DISTINCT FROM p.base_ctas_per_sm
    AND a.interval_instructions IS NOT DISTINCT FROM p.interval_instructions
-   AND a.sample_idx IS NOT DISTINCT FROM p.sample_idx;
+   AND a.sample_idx IS NOT DISTINCT FROM p.sample_idx
+   AND a.seed IS NOT DISTINCT FROM b.seed;

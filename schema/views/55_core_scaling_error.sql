@@ -11,7 +11,7 @@ WITH actual AS (
     -- the actual time as view prediction finds it (schema/views/50_prediction.sql: keep the
     -- two in step), for whole runs, the only samples Wu et al.'s model predicts
     SELECT granularity, kernel_id, gpu_id, n_sm, ctas_per_sm, interval_instructions,
-           core_mhz, mem_mhz, sample_idx, avg(t_ns) AS actual_ns
+           core_mhz, mem_mhz, seed, sample_idx, avg(t_ns) AS actual_ns
     FROM sample
     WHERE policy = 'fixed' AND granularity = 'run'
     GROUP BY ALL
@@ -25,9 +25,10 @@ predicted AS (
         w.predictor, w.granularity, w.run_id, w.kernel_id, w.gpu_id, w.sample_idx,
         w.base_core_mhz, w.base_mem_mhz, w.base_n_sm,
         w.target_core_mhz, w.target_mem_mhz, w.target_n_sm,
-        w.predicted_ns, a.actual_ns, w.in_training, w.model_id,
+        w.predicted_ns, a.actual_ns, w.in_training, b.seed, w.model_id,
         w.model_id IN (SELECT model_id FROM wu_model_current) AS is_current
     FROM pred_wu AS w
+    JOIN run AS b ON b.run_id = w.run_id
     JOIN actual AS a
         ON a.granularity = w.granularity
        AND a.kernel_id = w.kernel_id
@@ -38,6 +39,7 @@ predicted AS (
        AND a.ctas_per_sm IS NOT DISTINCT FROM w.base_ctas_per_sm
        AND a.interval_instructions IS NOT DISTINCT FROM w.interval_instructions
        AND a.sample_idx IS NOT DISTINCT FROM w.sample_idx
+       AND a.seed IS NOT DISTINCT FROM b.seed
 )
 SELECT
     p.* EXCLUDE (model_id, is_current),

@@ -1,13 +1,15 @@
 -- The interval outcomes DVFS control is evaluated on (DESIGN.md section 5). One row per
--- kernel, core P-state and interval of the kernel's run family: the fixed simulated runs of
--- one kernel that share everything but the core clock (memory clock, SM count, CTA limit,
--- interval size and seed), so that interval k is the same work at every setting. A kernel
--- is here only with a family that has a run at every core P-state of its GPU, at the GPU's
--- nominal memory clock with all SMs; of several such families the one with the hardware CTA
--- limit (or the largest), then the newest, then the lowest seed. Where a family was simulated
--- again (e.g. by a newer simulator) each P-state takes its newest run. Trace replay
--- (queries/controller_replay.sql) and the offline policies (gpudb/control/offline.py) read
--- the actual outcomes of their choices from here.
+-- kernel, seed, core P-state and interval of the kernel's run family: the fixed simulated
+-- runs of one kernel and seed that share everything but the core clock (memory clock, SM
+-- count, CTA limit and interval size), so that interval k is the same work at every setting.
+-- A kernel and seed are here only with a family that has a run at every core P-state of its
+-- GPU, at the GPU's nominal memory clock with all SMs; of several such families of one seed
+-- the one with the hardware CTA limit (or the largest), then the newest. Where a family was
+-- simulated again (e.g. by a newer simulator) each P-state takes its newest run. Each seed
+-- is its own family: a consumer evaluates one seed at a time (or groups by seed), never
+-- mixing one seed's intervals with another's. Trace replay (queries/controller_replay.sql)
+-- and the offline policies (gpudb/control/offline.py) read the actual outcomes of their
+-- choices from here.
 CREATE OR REPLACE VIEW control_interval AS
 WITH candidate AS (
     SELECT
@@ -39,12 +41,12 @@ family AS (
     GROUP BY c.gpu_id, c.kernel_id, c.ctas_per_sm, c.interval_instructions, c.seed, p.n_pstates
     HAVING count(*) = p.n_pstates
     QUALIFY row_number() OVER (
-        PARTITION BY c.gpu_id, c.kernel_id
-        ORDER BY c.ctas_per_sm DESC NULLS FIRST, max(c.created_at) DESC, c.seed,
+        PARTITION BY c.gpu_id, c.kernel_id, c.seed
+        ORDER BY c.ctas_per_sm DESC NULLS FIRST, max(c.created_at) DESC,
                  c.interval_instructions) = 1
 )
 SELECT
-    c.run_id, c.gpu_id, c.kernel_id, c.core_mhz, p.voltage_v, c.switch_ns, i.idx, i.time_ns,
+    c.run_id, c.gpu_id, c.kernel_id, c.seed, c.core_mhz, p.voltage_v, c.switch_ns, i.idx, i.time_ns,
     i.core_dynamic_j, i.core_static_j, i.dram_dynamic_j, i.dram_static_j, i.other_j,
     i.core_dynamic_j + i.core_static_j + i.dram_dynamic_j + i.dram_static_j + i.other_j
         AS energy_j

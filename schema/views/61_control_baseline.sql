@@ -1,12 +1,13 @@
 -- The baseline every control policy is compared with: each kernel always at its highest core
--- P-state in control_interval, totalled over the run.
+-- P-state in control_interval, totalled over the run; one row per kernel and seed (a policy
+-- scored on one seed's runs is compared with the same seed's baseline).
 CREATE OR REPLACE VIEW control_baseline AS
 WITH per_setting AS (
-    SELECT gpu_id, kernel_id, core_mhz, sum(time_ns) AS time_ns, sum(energy_j) AS energy_j
+    SELECT gpu_id, kernel_id, seed, core_mhz, sum(time_ns) AS time_ns, sum(energy_j) AS energy_j
     FROM control_interval
-    GROUP BY gpu_id, kernel_id, core_mhz
+    GROUP BY gpu_id, kernel_id, seed, core_mhz
 )
-SELECT gpu_id, kernel_id, max(core_mhz) AS core_mhz,
+SELECT gpu_id, kernel_id, seed, max(core_mhz) AS core_mhz,
        arg_max(time_ns, core_mhz) AS time_ns, arg_max(energy_j, core_mhz) AS energy_j
 FROM per_setting
-GROUP BY gpu_id, kernel_id;
+GROUP BY gpu_id, kernel_id, seed;

@@ -43,6 +43,8 @@ SELECT
 FROM closed AS c
 JOIN control_result AS r
   ON r.gpu_id = c.gpu_id AND r.kernel_id = c.kernel_id AND r.policy = 'replay'
+ -- closed-loop controllers decide with the run's energy (board included)
+ AND r.energy_scope = 'run'
  AND r.predictor = c.predictor AND r.objective = c.objective AND r.guard = c.guard
  AND (c.objective <> 'energy_perf' OR r.max_loss_pct = c.max_loss_pct)
 WHERE (CAST(:predictor AS TEXT) IS NULL OR c.predictor = CAST(:predictor AS TEXT))

@@ -12,14 +12,17 @@
                :scope         'run' (default: the run's energy, board power included) or
                               'chip' (without it, papers 000 and 004's scope): the energy the
                               policies minimised and the savings are counted in */
-WITH results AS (
+WITH scope AS (
+    SELECT CASE WHEN coalesce(CAST(:scope AS TEXT), 'run') IN ('run', 'chip')
+                THEN coalesce(CAST(:scope AS TEXT), 'run')
+                ELSE error('scope must be run or chip, got ' || CAST(:scope AS TEXT)) END AS name
+),
+results AS (
     -- energy_j in the scope asked for (schema/0011_chip_energy.sql)
     SELECT * REPLACE (CASE WHEN energy_scope = 'chip' THEN chip_energy_j ELSE energy_j END
                       AS energy_j)
     FROM control_result
-    WHERE energy_scope = CASE WHEN coalesce(CAST(:scope AS TEXT), 'run') IN ('run', 'chip')
-                              THEN coalesce(CAST(:scope AS TEXT), 'run')
-                              ELSE error('scope must be run or chip, got ' || CAST(:scope AS TEXT)) END
+    WHERE energy_scope = (SELECT name FROM scope)
       AND objective = coalesce(CAST(:objective AS TEXT), 'edp')
       AND max_loss_pct = coalesce(CAST(:max_loss_pct AS DOUBLE), 1.0)
       AND (CAST(:guard AS TEXT) IS NULL OR guard IN (CAST(:guard AS TEXT), ''))
@@ -29,7 +32,7 @@ WITH results AS (
 baseline AS (
     -- always the highest P-state (view control_baseline), in the same scope
     SELECT gpu_id, kernel_id, time_ns,
-           CASE WHEN coalesce(CAST(:scope AS TEXT), 'run') = 'chip' THEN chip_energy_j
+           CASE WHEN (SELECT name FROM scope) = 'chip' THEN chip_energy_j
                 ELSE energy_j END AS energy_j
     FROM control_baseline
 )

@@ -82,7 +82,7 @@ def jobs(con: duckdb.DuckDBPyConnection, objective: str, max_loss_pct: float = 1
             FROM run AS r JOIN kernel AS k USING (kernel_id) JOIN gpu AS g USING (gpu_id)
             WHERE r.run_id = (SELECT any_value(run_id) FROM control_interval
                               WHERE gpu_id = ? AND kernel_id = ?)""",
-                             [k.gpu_id, k.kernel_id]).fetchone()
+                             [k.gpu_id, k.kernel_id]).fetchall()[0]
         mem, n_sm, ctas, interval, seed, kernel_suite, spec, config = family
         if k.gpu_id not in gpus:
             # only a GPU whose stored configuration is the shipped one can be run again

@@ -17,7 +17,8 @@
 CREATE TABLE control_result_v11 (
     gpu_id          TEXT NOT NULL,
     kernel_id       TEXT NOT NULL,
-    policy          TEXT NOT NULL,   -- 'replay', 'dynamic_optimal', 'dynamic_optimal_run', 'static_optimal', 'perfect_memoryless'
+    policy          TEXT NOT NULL,   -- 'replay', 'dynamic_optimal', 'dynamic_optimal_run',
+                                     -- 'static_optimal', 'perfect_memoryless'
     predictor       TEXT NOT NULL,   -- the replay's predictor; '' for offline policies
     guard           TEXT NOT NULL,   -- the replay's guard; '' for offline policies
     objective       TEXT NOT NULL CHECK (objective IN ('energy', 'edp', 'ed2p', 'energy_perf')),

@@ -1162,7 +1162,8 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, energy_
     000's EDP savings beside ours) and the run's (board power included). The bounds: the
     dynamic optimal stitched from the fixed runs (paper 004's), the same schedule run in the
     simulator's closed loop (dynamic_optimal_run, simulated where the database lacks it),
-    static optimal and perfect memoryless; each controller's fraction of each. A GPU with
+    static optimal and perfect memoryless; each controller's fraction of each (and of the
+    better of the run bound and static optimal: fraction_of_achievable). A GPU with
     whole runs only (measured) gets the static optimal over its settings.
 
     Example:

@@ -275,6 +275,10 @@ def test_evaluate_control_prints_mean_savings_bounded_by_the_dynamic_optimal(sim
             printed[0]["edp_saving_pct"]) + 1e-9, key
     assert (printed[0]["policy"], printed[0]["fraction_of_potential"]) == ("dynamic_optimal",
                                                                           "1.0")
+    # the run bound is its own potential; the stitched bound's fraction of it is the two
+    # savings' ratio
+    run_bound = next(r for r in printed if r["policy"] == "dynamic_optimal_run")
+    assert run_bound["fraction_of_run_bound"] == "1.0"
     # the paper's figure stands beside the papers' controller only, in the paper's energy
     # scope (the chip's)
     from gpudb.evaluate import PAPER_000_EDP_SAVING_PCT

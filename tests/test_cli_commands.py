@@ -159,8 +159,8 @@ def test_control_refuses_bad_input_without_writing(sim):
 
 
 def test_replay_vs_closed_loop_pairs_each_run_with_its_replay(sim):
-    rows = json.loads(ok("--db", sim.db, "query", "replay_vs_closed_loop", "--format",
-                         "json").output)
+    rows = json.loads(ok("--db", sim.db, "query", "replay_vs_closed_loop", "-p", "predictor",
+                         "crisp", "--format", "json").output)
     got = {r["kernel_id"]: r for r in rows}
     assert len(rows) == 2 and set(got) == set(KERNELS)
     runs = closed_loop_runs(sim.db)
@@ -193,6 +193,23 @@ def test_replay_vs_closed_loop_pairs_each_run_with_its_replay(sim):
     assert alu["time_diff_pct"] == pytest.approx(0.0, abs=1e-9)
     assert alu["edp_diff_pct"] == pytest.approx(0.0, abs=1e-9)
     assert alu["closed_loop_switches"] == alu["replay_switches"] == 0
+
+
+def test_replay_vs_closed_loop_sets_the_run_bound_beside_the_stitched_one(sim):
+    rows = json.loads(ok("--db", sim.db, "query", "replay_vs_closed_loop", "-p", "predictor",
+                         "dynamic_optimal", "--format", "json").output)
+    # `evaluate control` ran the EDP schedule of both scopes for both kernels
+    assert {(r["kernel_id"], r["energy_scope"]) for r in rows} == {
+        (k, s) for k in KERNELS for s in ("run", "chip")}
+    stored = {(k, p, s): (t, e, c) for k, p, s, t, e, c in fetch(
+        sim.db, "SELECT kernel_id, policy, energy_scope, time_ns, energy_j, chip_energy_j "
+                "FROM control_result WHERE objective = 'edp'")}
+    for r in rows:
+        stitched = stored[(r["kernel_id"], "dynamic_optimal", r["energy_scope"])]
+        run = stored[(r["kernel_id"], "dynamic_optimal_run", r["energy_scope"])]
+        assert (r["replay_time_ns"], r["replay_energy_j"]) == pytest.approx(stitched[:2])
+        assert (r["closed_loop_time_ns"], r["closed_loop_energy_j"],
+                r["closed_loop_chip_energy_j"]) == pytest.approx(run)
 
 
 def control_results(db, scope="run") -> list[dict]:

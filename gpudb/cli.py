@@ -795,23 +795,28 @@ GUARD_CHOICE = click.Choice(["guarded", "paper"])
               help="Kernel to run (repeatable; default: the whole suite).")
 @click.option("--interval-instructions", type=click.IntRange(1),
               help="Warp instructions per decision interval (default 100000, as sweeps).")
+@click.option("--scope", "energy_scope", type=click.Choice(["run", "chip"]), default="run",
+              show_default=True,
+              help="Energy the controller minimises: the run's (board power included) or the "
+                   "chip's (without it, the papers').")
 @click.pass_obj
 @friendly_errors
 @writes
 def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, suite, kernels,
-            interval_instructions):
+            interval_instructions, energy_scope):
     """Run a predictor-driven DVFS controller inside the simulator (closed loop).
 
     Each kernel starts at the highest core P-state; after every interval the controller
     predicts time and energy at each P-state and switches (paying the switching time) to the
     one minimising the objective, through the guard (gpudb/control/guard.py) unless --guard
     paper. The run is stored with policy 'closed_loop' and the controller in columns
-    predictor, objective, max_loss_pct and guard; `gpudb query replay_vs_closed_loop`
-    compares it with the trace replay.
+    predictor, objective, max_loss_pct and guard (variant 'chip' with --scope chip);
+    `gpudb query replay_vs_closed_loop` compares it with the trace replay.
 
     Example:
 
         gpudb control --predictor crisp_gpudb --objective edp --kernel twoslope_lm
+        gpudb control --predictor crisp_gpudb --objective energy --scope chip
     """
     from gpudb.control.closed_loop import run_closed_loop
     from gpudb.control.guard import GUARDS
@@ -828,7 +833,8 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
         rows = run_closed_loop(obj.path, gpu, suite, list(kernels) or None, predictor,
                                objective, max_loss_pct,
                                interval_instructions=interval_instructions,
-                               progress=progress, guard=GUARDS[guard_name])
+                               progress=progress, guard=GUARDS[guard_name],
+                               scope=energy_scope)
     output_rows(["kernel_id", "time_ns", "energy_j", "run_id"],
                 [(r["kernel_id"], r["time_ns"], r["energy_j"], r["run_id"]) for r in rows],
                 "table")

@@ -4,7 +4,8 @@
    each interval from the state the previous one left (warps mid-flight, caches, queues), so
    the two agree where a kernel's intervals are alike at every setting.
    A closed-loop run (policy 'closed_loop') is matched with the replay of the same predictor,
-   objective, energy_perf bound and guard in control_result; a run of the dynamic optimal's
+   objective, energy_perf bound, guard and energy scope (run.variant 'chip': `gpudb control
+   --scope chip`) in control_result; a run of the dynamic optimal's
    schedule (predictor 'dynamic_optimal', `gpudb evaluate control`) with the stitched dynamic
    optimal of the same objective and energy scope (run.variant; the replay columns then hold
    the stitched bound). Chip energy: without the board power (other_j), papers 000 and 004's
@@ -54,9 +55,9 @@ SELECT
 FROM closed AS c
 JOIN control_result AS r
   ON r.gpu_id = c.gpu_id AND r.kernel_id = c.kernel_id AND r.objective = c.objective
- -- closed-loop controllers decide with the run's energy (board included)
- AND (r.policy = 'replay' AND r.energy_scope = 'run' AND r.predictor = c.predictor
-      AND r.guard = c.guard
+ -- a predictor's closed-loop run minimised the chip's energy if its variant says so
+ AND (r.policy = 'replay' AND r.energy_scope = coalesce(c.variant, 'run')
+      AND r.predictor = c.predictor AND r.guard = c.guard
       OR c.predictor = 'dynamic_optimal' AND r.policy = 'dynamic_optimal'
       AND r.energy_scope = c.variant)
  AND (c.objective <> 'energy_perf' OR r.max_loss_pct = c.max_loss_pct)

@@ -201,3 +201,38 @@ def test_a_constant_schedule_reproduces_the_fixed_run(bound_db):
     result = simulate(load_gpu("gtx480"), kernel, 500, 924, interval_instructions=2000,
                       controller=controller)
     assert (result.run["time_ns"], result.run["energy_j"]) == fixed[:2]
+
+
+def test_closed_loop_controller_in_chip_scope_decides_as_the_chip_replay(bound_db, tmp_path):
+    # `gpudb control --scope chip`: the controller's energy leaves out the board's, as the
+    # replay's does with scope 'chip'; both start at 700 MHz from the same first interval, so
+    # their first decision is the same, and the run is paired with the chip-scope replay.
+    # (STALL with the papers' step: on this kernel the guarded controllers stay at 700.)
+    import shutil
+
+    from gpudb.control.closed_loop import run_closed_loop
+    from gpudb.control.guard import PAPER
+
+    db = tmp_path / "sim.duckdb"
+    shutil.copy(bound_db["db"], db)
+    suite = bound_db["db"].parent / "bndtiny.toml"
+    for scope in ("run", "chip"):
+        run_closed_loop(db, "gtx480", suite, None, "stall", "energy",
+                        interval_instructions=2000, scope=scope, guard=PAPER)
+    con = gpudb.connect(db)
+    evaluate(con, ["stall"], ["energy"], guards=[PAPER])
+    columns, rows = run_query(con, "replay_vs_closed_loop", {"predictor": "stall"})
+    runs = dict(con.execute(
+        "SELECT coalesce(r.variant, 'run'), list(i.core_mhz ORDER BY i.idx) FROM run AS r "
+        "JOIN interval AS i USING (run_id) WHERE r.predictor = 'stall' "
+        "GROUP BY ALL").fetchall())
+    replays = dict(con.execute(
+        "SELECT energy_scope, settings FROM control_result WHERE predictor = 'stall' "
+        "AND guard = 'paper' AND objective = 'energy'").fetchall())
+    con.close()
+    assert {r[columns.index("energy_scope")] for r in rows} == {"run", "chip"}
+    for scope in ("run", "chip"):
+        assert runs[scope][:2] == replays[scope][:2], scope
+    # without the board's power a longer interval costs less: the chip-scope controller
+    # runs lower clocks (here 300 MHz where the run-scope one takes 400)
+    assert runs["chip"] != runs["run"] and sum(runs["chip"]) < sum(runs["run"])

@@ -404,11 +404,11 @@ def test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables(tmp_path,
         # percentages to one decimal
         assert re.fullmatch(r"-?\d+\.\d", r["all targets %"])
     savings = {r["policy"]: r for r in sections(second.output, "EDP saving against")}
-    assert len(savings) == 3 + 11
+    assert len(savings) == 4 + 11
     # at the default 100,000 warp instructions per interval each run is one interval, so a
     # controller never gets to move: every replay (and perfect memoryless) stays at 700 MHz
     for policy, r in savings.items():
-        if policy not in ("dynamic_optimal", "static_optimal"):
+        if policy not in ("dynamic_optimal", "dynamic_optimal_run", "static_optimal"):
             assert float(r["EDP saving %"]) == 0, policy
         if policy in names(replayable=True):
             assert float(r["guarded: EDP saving %"]) == 0, policy
@@ -417,6 +417,9 @@ def test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables(tmp_path,
     # with one interval the best schedule is the best fixed setting
     assert savings["dynamic_optimal"] == {**savings["static_optimal"],
                                           "policy": "dynamic_optimal"}
+    # and running it in the closed loop is running the fixed run at that setting
+    assert savings["dynamic_optimal_run"] == {**savings["static_optimal"],
+                                              "policy": "dynamic_optimal_run"}
     assert float(savings["dynamic_optimal"]["EDP saving %"]) > 0
     # no column is empty for this database
     for table in (accuracy, savings):

@@ -825,23 +825,28 @@ GUARD_CHOICE = click.Choice(["guarded", "paper"])
               help="Warp instructions per decision interval (default 100000, as sweeps).")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0),
               help="Random seed of the runs (compare with the replay on that seed's runs).")
+@click.option("--scope", "energy_scope", type=click.Choice(["run", "chip"]), default="run",
+              show_default=True,
+              help="Energy the controller minimises: the run's (board power included) or the "
+                   "chip's (without it, the papers').")
 @click.pass_obj
 @friendly_errors
 @writes
 def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, suite, kernels,
-            interval_instructions, seed):
+            interval_instructions, seed, energy_scope):
     """Run a predictor-driven DVFS controller inside the simulator (closed loop).
 
     Each kernel starts at the highest core P-state; after every interval the controller
     predicts time and energy at each P-state and switches (paying the switching time) to the
     one minimising the objective, through the guard (gpudb/control/guard.py) unless --guard
     paper. The run is stored with policy 'closed_loop' and the controller in columns
-    predictor, objective, max_loss_pct and guard; `gpudb query replay_vs_closed_loop`
-    compares it with the trace replay.
+    predictor, objective, max_loss_pct and guard (variant 'chip' with --scope chip);
+    `gpudb query replay_vs_closed_loop` compares it with the trace replay.
 
     Example:
 
         gpudb control --predictor crisp_gpudb --objective edp --kernel twoslope_lm
+        gpudb control --predictor crisp_gpudb --objective energy --scope chip
     """
     from gpudb.control.closed_loop import run_closed_loop
     from gpudb.control.guard import GUARDS
@@ -858,7 +863,8 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
         rows = run_closed_loop(obj.path, gpu, suite, list(kernels) or None, predictor,
                                objective, max_loss_pct,
                                interval_instructions=interval_instructions,
-                               progress=progress, guard=GUARDS[guard_name], seed=seed)
+                               progress=progress, guard=GUARDS[guard_name], seed=seed,
+                               scope=energy_scope)
     output_rows(["kernel_id", "time_ns", "energy_j", "run_id"],
                 [(r["kernel_id"], r["time_ns"], r["energy_j"], r["run_id"]) for r in rows],
                 "table")
@@ -1023,8 +1029,14 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
 
 
+ENERGY_SCOPES = {"chip": "chip energy (no board power: papers 000 and 004's scope)",
+                 "run": "run energy (board power included)"}
+
+
 def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: float,
-                  fmt: str, seeds: list[int] | None = None) -> None:
+                  fmt: str, seeds: list[int] | None = None,
+                  energy_scopes: tuple[str, ...] = ("chip", "run")) -> None:
+    from gpudb.control import schedule_run
     from gpudb.control.results import REPLAY_PREDICTORS
     from gpudb.control.results import evaluate as evaluate_policies
     from gpudb.evaluate import (
@@ -1045,19 +1057,31 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
             run_seeds = seeds or interval_seeds(con, scope)
             if seeds:
                 check_same_kernels(con, scope, seeds)
-            with click.progressbar(length=len(run_seeds) * len(objectives)
+            # the achievable bound: the dynamic optimal's schedules run in the closed loop
+            # (stored runs are reused)
+            with run_progress("dynamic optimal runs") as progress:
+                _, unrunnable = schedule_run.simulate(
+                    con, objectives, max_loss_pct, scope.gpu, scope.suite, energy_scopes,
+                    progress=progress, seeds=run_seeds)
+            if unrunnable and fmt in HUMAN_FORMATS:
+                click.echo(f"{unrunnable} dynamic-optimal schedules not run: their GPU is not "
+                           "a shipped simulator configuration", err=True)
+            with click.progressbar(length=len(run_seeds) * len(energy_scopes) * len(objectives)
                                    * (2 * len(REPLAY_PREDICTORS) + 1),
                                    label="replaying", file=sys.stderr) as bar:
                 evaluate_policies(con, REPLAY_PREDICTORS, objectives, max_loss_pct, scope.gpu,
                                   scope.suite, progress=lambda _step: bar.update(1),
-                                  seeds=run_seeds)
+                                  scopes=energy_scopes, seeds=run_seeds)
             if seeds:
-                tables = [(objective, control_over_seeds(con, scope.gpu, scope.suite,
-                                                         objective, max_loss_pct, seeds))
-                          for objective in objectives]
+                tables = [(objective, energy_scope,
+                           control_over_seeds(con, scope.gpu, scope.suite, objective,
+                                              max_loss_pct, seeds, energy_scope))
+                          for objective in objectives for energy_scope in energy_scopes]
             else:
-                tables = [(objective, control_table(con, scope.gpu, scope.suite, objective,
-                                                    max_loss_pct)) for objective in objectives]
+                tables = [(objective, energy_scope,
+                           control_table(con, scope.gpu, scope.suite, objective, max_loss_pct,
+                                         energy_scope))
+                          for objective in objectives for energy_scope in energy_scopes]
             what = "mean savings (%) against the highest P-state"
             if fmt in HUMAN_FORMATS and _seeds_line(seeds):
                 click.echo(_seeds_line(seeds))
@@ -1070,16 +1094,17 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                 click.echo(f"{scope.gpu} has whole runs only (no per-interval runs to replay a "
                            "controller on): static optimal over its (SM, core, memory) "
                            "settings, the first row the mean over its kernels")
-            tables = [(objective, run_static_table(con, scope, objective, max_loss_pct))
+            tables = [(objective, None, run_static_table(con, scope, objective, max_loss_pct))
                       for objective in objectives]
             what = "static optimal savings (%) against the highest setting"
     finally:
         con.close()
-    for objective, table in tables:
+    for objective, energy_scope, table in tables:
         if fmt in HUMAN_FORMATS:
             click.echo(f"\n{what}, objective {objective}"
                        + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
-                          else "") + f", {scope.gpu}, {_suite_label(scope)}:")
+                          else "") + f", {scope.gpu}, {_suite_label(scope)}"
+                       + (f", {ENERGY_SCOPES[energy_scope]}" if energy_scope else "") + ":")
         output_rows(table.columns, table.rows, fmt)
         _echo_verdict_rule(table, seeds, fmt)
 
@@ -1246,25 +1271,36 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
 @click.option("--max-loss-pct", type=click.FloatRange(0), default=1.0, show_default=True,
               help="energy_perf's bound on the slowdown, %.")
 @seeds_option
+@click.option("--scope", "energy_scope", type=click.Choice(["chip", "run", "both"]),
+              default="both", show_default=True,
+              help="Energy scope: chip (no board power, the papers'), run (board power "
+                   "included), or both; the controllers minimise it and savings count it.")
 @sweep_option
 @output_options
 @click.pass_obj
 @friendly_errors
-def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, seeds, do_sweep, fmt):
+def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, seeds, energy_scope,
+                     do_sweep, fmt):
     """Energy savings of predictor-driven DVFS controllers (trace replay) and of the offline
     bounds, against always running at the highest core P-state (paper 000 figures 11-12,
-    paper 004 section 4.3), with paper 000's EDP savings beside ours. A GPU with whole runs
-    only (measured) gets the static optimal over its settings.
+    paper 004 section 4.3), in the chip's energy (papers 000 and 004's scope, with paper
+    000's EDP savings beside ours) and the run's (board power included). The bounds: the
+    dynamic optimal stitched from the fixed runs (paper 004's), the same schedule run in the
+    simulator's closed loop (dynamic_optimal_run, simulated where the database lacks it),
+    static optimal and perfect memoryless; each controller's fraction of each (and of the
+    better of the run bound and static optimal: fraction_of_achievable). A GPU with
+    whole runs only (measured) gets the static optimal over its settings.
 
     Example:
 
         gpudb --db sim.duckdb evaluate control --objective edp
+        gpudb --db sim.duckdb evaluate control --objective energy --scope chip
         gpudb --db lab.duckdb evaluate control --gpu v100 --objective energy_perf
         gpudb --db sim.duckdb evaluate control --objective edp --seeds 0,1,2
     """
     print_control(obj, _scope(obj, gpu, suite, do_sweep, seeds),
                   list(objectives) or ["edp", "ed2p", "energy", "energy_perf"], max_loss_pct,
-                  fmt, seeds)
+                  fmt, seeds, ("chip", "run") if energy_scope == "both" else (energy_scope,))
 
 
 @cli.command()
@@ -1299,6 +1335,7 @@ def _readable_demo(obj: Context, scope) -> None:
     with a verdict, the figures in gpudb-figures/ next to the database, and a closing
     paragraph (gpudb.demo)."""
     from gpudb import demo
+    from gpudb.control import schedule_run
     from gpudb.control.results import REPLAY_PREDICTORS
     from gpudb.control.results import evaluate as evaluate_policies
     from gpudb.evaluate import accuracy_tables, control_table, interval_seeds
@@ -1309,11 +1346,17 @@ def _readable_demo(obj: Context, scope) -> None:
         seed = (interval_seeds(con, scope) or [None])[0]
         per_predictor, _ = accuracy_tables(con, scope.gpu, scope.suite, None, "run", seed)
         obj.require_writable("gpudb demo (into control_result)")
-        with click.progressbar(length=2 * len(REPLAY_PREDICTORS) + 1, label="replaying",
+        # the achievable bound of the table below: the EDP schedule run in the closed loop
+        with run_progress("dynamic optimal runs") as progress:
+            schedule_run.simulate(con, ["edp"], 1.0, scope.gpu, scope.suite, ("chip",),
+                                  progress=progress, seeds=[seed])
+        with click.progressbar(length=2 * (2 * len(REPLAY_PREDICTORS) + 1), label="replaying",
                                file=sys.stderr) as bar:
             evaluate_policies(con, REPLAY_PREDICTORS, ["edp"], 1.0, scope.gpu, scope.suite,
-                              progress=lambda _step: bar.update(1), seeds=[seed])
-        control = control_table(con, scope.gpu, scope.suite, "edp", 1.0, seed)
+                              progress=lambda _step: bar.update(1), scopes=("chip", "run"),
+                              seeds=[seed])
+        # compared with paper 000 in its energy scope: the chip's, no board power
+        control = control_table(con, scope.gpu, scope.suite, "edp", 1.0, "chip", seed)
         kernel = _demo_kernel(con, scope)
         figures = demo.demo_figures(scope.gpu, scope.suite, kernel)
         folder = Path(obj.path).resolve().parent / demo.FIGURES_DIR
@@ -1329,9 +1372,11 @@ def _readable_demo(obj: Context, scope) -> None:
                "each lower one, whole runs:")
     output_rows(accuracy.columns, accuracy.rows, "table")
     click.echo("\nEDP saving against always running at the highest P-state (paper 000 figures "
-               "11-12), mean over the kernels; the papers' controller, then gpudb's guarded one "
+               "11-12), chip energy (no board power, as the paper's), mean over the kernels; "
+               "the papers' controller, then gpudb's guarded one "
                "(\"Where gpudb differs from the papers\" in README.md); the first rows are "
-               "offline bounds:")
+               "offline bounds (dynamic_optimal_run: the dynamic optimal's schedule as the "
+               "simulator runs it):")
     output_rows(savings.columns, savings.rows, "table")
     click.echo(demo.verdict_rule())
     if written:

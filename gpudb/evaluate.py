@@ -221,17 +221,25 @@ PAPER_000_EDP_SAVING_PCT = {p.name: p.paper_000_edp_saving_pct for p in registry
 
 
 def control_table(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objective: str,
-                  max_loss_pct: float, seed: int | None = None) -> Table:
-    """Mean savings per policy over the suite's kernels (savings_summary's 'all' rows), the
-    worst kernel's, each policy's fraction of the dynamic-optimal saving and paper 000's EDP
-    figure beside the papers' controller. Offline policies first, then each predictor's
-    replay under each guard. On one seed's results (None: every seed's, pooled)."""
+                  max_loss_pct: float, scope: str = "run", seed: int | None = None) -> Table:
+    """Mean savings per policy over the suite's kernels (savings_summary's 'all' rows) in
+    energy ``scope`` ('run' or 'chip'), the worst kernel's, each policy's fraction of the
+    potential saving (paper 004 section 4.3) against the dynamic optimal as stitched, as run
+    in the closed loop, the better of that and static optimal, and perfect memoryless, and,
+    in chip scope (the papers'), paper 000's EDP figure beside the papers' controller.
+    Offline policies first, then each predictor's replay under each guard. On one seed's
+    results (None: every seed's, pooled)."""
     params = {"gpu_id": gpu, "suite": suite, "objective": objective,
-              "max_loss_pct": str(max_loss_pct), "seed": None if seed is None else str(seed)}
+              "max_loss_pct": str(max_loss_pct), "scope": scope,
+              "seed": None if seed is None else str(seed)}
     columns, rows = run_query(con, "savings_summary", params)
     at = {c: i for i, c in enumerate(columns)}
-    _, fractions = run_query(con, "fraction_of_potential", params)
-    fraction = {(r[0], r[1], r[2]): r[6] for r in fractions if r[3] is None}
+    fcols, fractions = run_query(con, "fraction_of_potential", params)
+    f_at = {c: i for i, c in enumerate(fcols)}
+    fraction = {(r[0], r[1], r[2]): tuple(r[f_at[c]] for c in (
+        "fraction_realised", "fraction_of_run_bound", "fraction_of_achievable",
+        "fraction_of_memoryless"))
+        for r in fractions if r[f_at["kernel_id"]] is None}
     order = {p: i for i, p in enumerate((*names(replayable=True), "oracle"))}
     out = []
     for row in rows:
@@ -239,17 +247,21 @@ def control_table(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objectiv
             continue
         policy, predictor, guard = row[at["policy"]], row[at["predictor"]], row[at["guard"]]
         paper = (PAPER_000_EDP_SAVING_PCT.get(predictor)
-                 if objective == "edp" and policy == "replay" and guard == "paper" else None)
+                 if objective == "edp" and policy == "replay" and guard == "paper"
+                 and scope == "chip" else None)
         out.append(((policy == "replay", order.get(predictor, -1), guard != "guarded"),
                     (policy if policy != "replay" else f"replay {predictor}", guard,
                      row[at["time_change_pct"]], row[at["energy_saving_pct"]],
                      row[at["edp_saving_pct"]], row[at["ed2p_saving_pct"]],
                      row[at["worst_edp_saving_pct"]], row[at["worst_time_change_pct"]],
-                     row[at["switches"]], fraction.get((policy, predictor, guard)), paper)))
+                     row[at["switches"]],
+                     *fraction.get((policy, predictor, guard), (None,) * 4), paper)))
     out.sort(key=lambda item: (item[0], item[1][0]))
     return Table(["policy", "guard", "time_change_pct", "energy_saving_pct", "edp_saving_pct",
                   "ed2p_saving_pct", "worst_edp_saving_pct", "worst_time_change_pct",
-                  "switches", "fraction_of_potential", "paper_000_edp_saving_pct"],
+                  "switches", "fraction_of_potential", "fraction_of_run_bound",
+                  "fraction_of_achievable", "fraction_of_memoryless",
+                  "paper_000_edp_saving_pct"],
                  [row for _, row in out])
 
 
@@ -312,10 +324,11 @@ def with_verdict(table: Table, ours: str, paper: str, name: str = "verdict") -> 
 
 
 def control_over_seeds(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objective: str,
-                       max_loss_pct: float, seeds: list[int]) -> Table:
-    """control_table on each seed's results, as the mean over the seeds with 95% intervals
-    (over_seeds) and, with several seeds, the verdict on paper 000's EDP figure."""
-    table = over_seeds([control_table(con, gpu, suite, objective, max_loss_pct, seed)
+                       max_loss_pct: float, seeds: list[int], scope: str = "run") -> Table:
+    """control_table on each seed's results in energy ``scope``, as the mean over the seeds
+    with 95% intervals (over_seeds) and, with several seeds, the verdict on paper 000's EDP
+    figure."""
+    table = over_seeds([control_table(con, gpu, suite, objective, max_loss_pct, scope, seed)
                         for seed in seeds], ["policy", "guard"], ("paper_000_edp_saving_pct",))
     return with_verdict(table, "edp_saving_pct", "paper_000_edp_saving_pct") \
         if len(seeds) > 1 else table

@@ -9,11 +9,14 @@
                :predictor     one predictor of the replays (default: every one)
                :guard         'guarded' or 'paper': one guard of the replays (default: every one)
                :gpu_id        one GPU (default: every GPU)
-               :seed          one seed (default: each kernel's lowest) */
+               :seed          one seed (default: each kernel's lowest)
+               :scope         'run' (default) or 'chip': the energy scope the policies
+                              minimised (schema/0011_chip_energy.sql); energy_j is in it */
 WITH results AS (
     SELECT *
     FROM control_result
-    WHERE objective = coalesce(CAST(:objective AS TEXT), 'edp')
+    WHERE energy_scope = coalesce(CAST(:scope AS TEXT), 'run')
+      AND objective = coalesce(CAST(:objective AS TEXT), 'edp')
       AND max_loss_pct = coalesce(CAST(:max_loss_pct AS DOUBLE), 1.0)
       AND (CAST(:kernel_id AS TEXT) IS NULL OR kernel_id = CAST(:kernel_id AS TEXT))
       AND (CAST(:predictor AS TEXT) IS NULL OR predictor IN (CAST(:predictor AS TEXT), ''))
@@ -36,7 +39,8 @@ SELECT
         PARTITION BY s.gpu_id, s.kernel_id, s.policy, s.predictor, s.guard ORDER BY s.idx)
         AS switched,
     o.time_ns,
-    o.energy_j
+    CASE WHEN coalesce(CAST(:scope AS TEXT), 'run') = 'chip' THEN o.energy_j - o.other_j
+         ELSE o.energy_j END AS energy_j
 FROM steps AS s
 JOIN control_interval AS o
   ON o.gpu_id = s.gpu_id AND o.kernel_id = s.kernel_id AND o.seed = s.seed AND o.idx = s.idx

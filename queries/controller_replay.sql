@@ -12,7 +12,10 @@
    a return after a failed verification, and its outcome.
    Energy model (gpudb/control/energy.py): core dynamic energy x (V/Vc)^2, core static
    power x V/Vc x predicted time, DRAM dynamic energy unchanged, DRAM static and board power
-   x predicted time.
+   x predicted time. With :scope 'chip' the controller sees no board energy (other_j taken
+   as 0: papers 000 and 004's scope, schema/0011_chip_energy.sql) in its estimates, its
+   verification and energy_perf's choice alike; energy_j is always the run's energy (board
+   included) and chip_energy_j the chip's, of the intervals run and their switches.
    Parameters: :predictor       a pred_<name> predictor, or 'oracle' for the actual outcomes
                                 (default 'crisp')
                :objective       'edp' (default), 'ed2p', 'energy', or 'energy_perf' (least
@@ -29,14 +32,16 @@
                :suite           one kernel suite (default: every suite)
                :seed            the seed of the fixed runs replayed (default: each kernel's
                                 lowest); one seed at a time, so that the outcomes spliced
-                                together are one seed's */
+                                together are one seed's
+               :scope           'run' (default) or 'chip': the energy the controller minimises */
 WITH RECURSIVE
 settings AS (
     SELECT
         coalesce(CAST(:predictor AS TEXT), 'crisp') AS predictor,
         coalesce(CAST(:objective AS TEXT), 'edp') AS objective,
         coalesce(CAST(:max_loss_pct AS DOUBLE), 1.0) / 100.0 AS max_loss,
-        coalesce(CAST(:guard AS TEXT), 'guarded') AS preset
+        coalesce(CAST(:guard AS TEXT), 'guarded') AS preset,
+        coalesce(CAST(:scope AS TEXT), 'run') AS scope
 ),
 params AS (
     SELECT
@@ -50,7 +55,9 @@ params AS (
         coalesce(CAST(:min_dwell AS INTEGER), 1) AS min_dwell,
         CASE s.objective WHEN 'edp' THEN 1 WHEN 'ed2p' THEN 2 ELSE 0 END AS weight,
         CASE WHEN s.preset NOT IN ('guarded', 'paper')
-             THEN error('guard must be guarded or paper, got ' || s.preset) END AS checked
+             THEN error('guard must be guarded or paper, got ' || s.preset)
+             WHEN s.scope NOT IN ('run', 'chip')
+             THEN error('scope must be run or chip, got ' || s.scope) END AS checked
     FROM settings AS s
 ),
 guard AS (
@@ -68,11 +75,17 @@ guard AS (
     FROM params AS p
     WHERE p.checked IS NULL
 ),
+-- energy_j and other_j in the decisions' scope; run_energy_j and board_j whatever the scope
 outcome AS (
     SELECT
-        c.*,
+        c.* REPLACE (CASE WHEN g.scope = 'chip' THEN 0.0 ELSE c.other_j END AS other_j,
+                     CASE WHEN g.scope = 'chip' THEN c.energy_j - c.other_j
+                          ELSE c.energy_j END AS energy_j),
+        c.energy_j AS run_energy_j,
+        c.other_j AS board_j,
         dense_rank() OVER (PARTITION BY c.gpu_id, c.kernel_id ORDER BY c.core_mhz) - 1 AS pidx
     FROM control_interval AS c
+    CROSS JOIN guard AS g
     WHERE (CAST(:gpu_id AS TEXT) IS NULL OR c.gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR c.kernel_id LIKE CAST(:suite AS TEXT) || '/%')
       AND c.seed = coalesce(CAST(:seed AS BIGINT),
@@ -253,10 +266,14 @@ SELECT
     -- a change of P-state halts the SMs for switch_ns, burning static, DRAM background and
     -- board power (sim.model.Simulation.apply does the same in the closed loop)
     o.time_ns + CASE WHEN st.idx > 0 AND st.prev <> st.cur THEN o.switch_ns ELSE 0 END AS time_ns,
-    o.energy_j + CASE WHEN st.idx > 0 AND st.prev <> st.cur
-                      THEN (o.core_static_j + o.dram_static_j + o.other_j) / o.time_ns
-                           * o.switch_ns
-                      ELSE 0 END AS energy_j
+    o.run_energy_j
+        + CASE WHEN st.idx > 0 AND st.prev <> st.cur
+               THEN (o.core_static_j + o.dram_static_j + o.board_j) / o.time_ns * o.switch_ns
+               ELSE 0 END AS energy_j,
+    o.core_dynamic_j + o.core_static_j + o.dram_dynamic_j + o.dram_static_j
+        + CASE WHEN st.idx > 0 AND st.prev <> st.cur
+               THEN (o.core_static_j + o.dram_static_j) / o.time_ns * o.switch_ns
+               ELSE 0 END AS chip_energy_j
 FROM steps AS st
 JOIN outcome AS o
   ON o.gpu_id = st.gpu_id AND o.kernel_id = st.kernel_id AND o.idx = st.idx

@@ -10,16 +10,34 @@
                :gpu_id        one GPU (default: every GPU)
                :suite         one kernel suite (default: every suite)
                :seed          one seed's results (default: every seed's, each against
-                              its own seed's baseline) */
-WITH results AS (
-    SELECT *
+                              its own seed's baseline)
+               :scope         'run' (default: the run's energy, board power included) or
+                              'chip' (without it, papers 000 and 004's scope): the energy the
+                              policies minimised and the savings are counted in */
+WITH scope AS (
+    SELECT CASE WHEN coalesce(CAST(:scope AS TEXT), 'run') IN ('run', 'chip')
+                THEN coalesce(CAST(:scope AS TEXT), 'run')
+                ELSE error('scope must be run or chip, got ' || CAST(:scope AS TEXT)) END AS name
+),
+results AS (
+    -- energy_j in the scope asked for (schema/0011_chip_energy.sql)
+    SELECT * REPLACE (CASE WHEN energy_scope = 'chip' THEN chip_energy_j ELSE energy_j END
+                      AS energy_j)
     FROM control_result
-    WHERE objective = coalesce(CAST(:objective AS TEXT), 'edp')
+    WHERE energy_scope = (SELECT name FROM scope)
+      AND objective = coalesce(CAST(:objective AS TEXT), 'edp')
       AND max_loss_pct = coalesce(CAST(:max_loss_pct AS DOUBLE), 1.0)
       AND (CAST(:guard AS TEXT) IS NULL OR guard IN (CAST(:guard AS TEXT), ''))
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
       AND (CAST(:seed AS BIGINT) IS NULL OR seed = CAST(:seed AS BIGINT))
+),
+baseline AS (
+    -- always the highest P-state (view control_baseline), in the same scope
+    SELECT gpu_id, kernel_id, seed, time_ns,
+           CASE WHEN (SELECT name FROM scope) = 'chip' THEN chip_energy_j
+                ELSE energy_j END AS energy_j
+    FROM control_baseline
 )
 SELECT
     r.gpu_id,
@@ -41,6 +59,6 @@ SELECT
                    / (b.energy_j * b.time_ns * b.time_ns)) AS ed2p_saving_pct,
     r.seed
 FROM results AS r
-JOIN control_baseline AS b USING (gpu_id, kernel_id, seed)
+JOIN baseline AS b USING (gpu_id, kernel_id, seed)
 JOIN kernel AS k USING (kernel_id)
 ORDER BY r.gpu_id, r.kernel_id, r.policy, r.predictor, r.guard, r.seed;

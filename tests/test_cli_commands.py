@@ -81,16 +81,21 @@ def sim(tmp_path_factory):
     first = ok(*control)
     counts = row_counts(db)
     second = ok(*control)
+    counts_again = row_counts(db)
     evaluated = ok("--db", db, "evaluate", "control", "--suite", suite, "--no-sweep",
-                   "--objective", "edp", "--format", "csv")
+                   "--objective", "edp", "--scope", "run", "--format", "csv")
+    chip = ok("--db", db, "evaluate", "control", "--suite", suite, "--no-sweep",
+              "--objective", "edp", "--scope", "chip", "--format", "csv")
     return SimpleNamespace(db=db, suite=suite, control=first, control_again=second,
-                           counts_after_control=counts, evaluated=evaluated)
+                           counts_after_control=counts, counts_again=counts_again,
+                           evaluated=evaluated, chip=chip)
 
 
 def closed_loop_runs(db) -> dict[str, dict]:
     rows = fetch(db, "SELECT kernel_id, run_id, gpu_id, core_mhz, mem_mhz, "
                      "interval_instructions, time_ns, energy_j FROM run "
-                     "WHERE policy <> 'fixed' ORDER BY kernel_id")
+                     "WHERE policy <> 'fixed' AND predictor <> 'dynamic_optimal' "
+                     "ORDER BY kernel_id")
     keys = ("kernel_id", "run_id", "gpu_id", "core_mhz", "mem_mhz", "interval_instructions",
             "time_ns", "energy_j")
     return {r[0]: dict(zip(keys, r, strict=True)) for r in rows}
@@ -132,7 +137,7 @@ def test_control_stores_one_closed_loop_run_per_kernel(sim):
 
 
 def test_control_again_writes_nothing_and_prints_the_same_runs(sim):
-    assert row_counts(sim.db) == sim.counts_after_control
+    assert sim.counts_again == sim.counts_after_control
     assert sim.control_again.output == sim.control.output
     assert len(closed_loop_runs(sim.db)) == 2
 
@@ -154,8 +159,8 @@ def test_control_refuses_bad_input_without_writing(sim):
 
 
 def test_replay_vs_closed_loop_pairs_each_run_with_its_replay(sim):
-    rows = json.loads(ok("--db", sim.db, "query", "replay_vs_closed_loop", "--format",
-                         "json").output)
+    rows = json.loads(ok("--db", sim.db, "query", "replay_vs_closed_loop", "-p", "predictor",
+                         "crisp", "--format", "json").output)
     got = {r["kernel_id"]: r for r in rows}
     assert len(rows) == 2 and set(got) == set(KERNELS)
     runs = closed_loop_runs(sim.db)
@@ -190,11 +195,29 @@ def test_replay_vs_closed_loop_pairs_each_run_with_its_replay(sim):
     assert alu["closed_loop_switches"] == alu["replay_switches"] == 0
 
 
-def control_results(db) -> list[dict]:
+def test_replay_vs_closed_loop_sets_the_run_bound_beside_the_stitched_one(sim):
+    rows = json.loads(ok("--db", sim.db, "query", "replay_vs_closed_loop", "-p", "predictor",
+                         "dynamic_optimal", "--format", "json").output)
+    # `evaluate control` ran the EDP schedule of both scopes for both kernels
+    assert {(r["kernel_id"], r["energy_scope"]) for r in rows} == {
+        (k, s) for k in KERNELS for s in ("run", "chip")}
+    stored = {(k, p, s): (t, e, c) for k, p, s, t, e, c in fetch(
+        sim.db, "SELECT kernel_id, policy, energy_scope, time_ns, energy_j, chip_energy_j "
+                "FROM control_result WHERE objective = 'edp'")}
+    for r in rows:
+        stitched = stored[(r["kernel_id"], "dynamic_optimal", r["energy_scope"])]
+        run = stored[(r["kernel_id"], "dynamic_optimal_run", r["energy_scope"])]
+        assert (r["replay_time_ns"], r["replay_energy_j"]) == pytest.approx(stitched[:2])
+        assert (r["closed_loop_time_ns"], r["closed_loop_energy_j"],
+                r["closed_loop_chip_energy_j"]) == pytest.approx(run)
+
+
+def control_results(db, scope="run") -> list[dict]:
     keys = ("kernel_id", "policy", "predictor", "guard", "intervals", "switches", "time_ns",
             "energy_j", "settings")
     return [dict(zip(keys, r, strict=True)) for r in fetch(
-        db, f"SELECT {', '.join(keys)} FROM control_result WHERE objective = 'edp'")]
+        db, f"SELECT {', '.join(keys)} FROM control_result WHERE objective = 'edp' "
+            f"AND energy_scope = '{scope}'")]
 
 
 def test_evaluate_control_writes_totals_that_recompute_from_their_settings(sim):
@@ -202,9 +225,12 @@ def test_evaluate_control_writes_totals_that_recompute_from_their_settings(sim):
         sim.db, "SELECT kernel_id, core_mhz, idx, time_ns, energy_j, "
                 "(core_static_j + dram_static_j + other_j) / time_ns FROM control_interval")}
     results = control_results(sim.db)
-    # per kernel: 3 offline policies and 10 predictors and the oracle under 2 guards
-    assert len(results) == 2 * (3 + 11 * 2)
+    # per kernel: 4 offline policies (the dynamic optimal as stitched and as run) and 10
+    # predictors and the oracle under 2 guards
+    assert len(results) == 2 * (4 + 11 * 2)
     for r in results:
+        if r["policy"] == "dynamic_optimal_run":
+            continue   # the simulator's totals (tests/test_control_bounds.py)
         settings = r["settings"]
         n = {"tiny/alu": 15, "tiny/mem": 5}[r["kernel_id"]]
         assert r["intervals"] == len(settings) == n
@@ -244,9 +270,10 @@ def test_evaluate_control_prints_mean_savings_bounded_by_the_dynamic_optimal(sim
     # dynamic optimal is the optimum: no policy has less EDP on any kernel
     for kernel, by_policy in edp.items():
         best = by_policy[("dynamic_optimal", "")]
-        assert all(best <= v * (1 + 1e-12) for v in by_policy.values()), kernel
+        assert all(best <= v * (1 + 1e-12) for (p, _), v in by_policy.items()
+                   if p != "dynamic_optimal_run"), kernel
     # each printed row is the mean over the two kernels against the fixed run at 700 MHz
-    assert len(printed) == 3 + 11 * 2
+    assert len(printed) == 4 + 11 * 2
     for row in printed:
         key = (row["policy"], row["guard"])
         mine = [r for r in results if (name(r), r["guard"]) == key]
@@ -265,10 +292,18 @@ def test_evaluate_control_prints_mean_savings_bounded_by_the_dynamic_optimal(sim
             printed[0]["edp_saving_pct"]) + 1e-9, key
     assert (printed[0]["policy"], printed[0]["fraction_of_potential"]) == ("dynamic_optimal",
                                                                           "1.0")
-    # the paper's figure stands beside the papers' controller only
+    # the run bound is its own potential; the stitched bound's fraction of it is the two
+    # savings' ratio
+    run_bound = next(r for r in printed if r["policy"] == "dynamic_optimal_run")
+    assert run_bound["fraction_of_run_bound"] == "1.0"
+    # the paper's figure stands beside the papers' controller only, in the paper's energy
+    # scope (the chip's)
     from gpudb.evaluate import PAPER_000_EDP_SAVING_PCT
 
-    for row in printed:
+    assert {row["paper_000_edp_saving_pct"] for row in printed} == {""}
+    chip = list(csv.DictReader(io.StringIO(sim.chip.stdout)))
+    assert len(chip) == len(printed)
+    for row in chip:
         predictor = row["policy"].removeprefix("replay ")
         expected = (PAPER_000_EDP_SAVING_PCT.get(predictor)
                     if row["guard"] == "paper" else None)
@@ -369,11 +404,11 @@ def test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables(tmp_path,
         # percentages to one decimal
         assert re.fullmatch(r"-?\d+\.\d", r["all targets %"])
     savings = {r["policy"]: r for r in sections(second.output, "EDP saving against")}
-    assert len(savings) == 3 + 11
+    assert len(savings) == 4 + 11
     # at the default 100,000 warp instructions per interval each run is one interval, so a
     # controller never gets to move: every replay (and perfect memoryless) stays at 700 MHz
     for policy, r in savings.items():
-        if policy not in ("dynamic_optimal", "static_optimal"):
+        if policy not in ("dynamic_optimal", "dynamic_optimal_run", "static_optimal"):
             assert float(r["EDP saving %"]) == 0, policy
         if policy in names(replayable=True):
             assert float(r["guarded: EDP saving %"]) == 0, policy
@@ -382,6 +417,9 @@ def test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables(tmp_path,
     # with one interval the best schedule is the best fixed setting
     assert savings["dynamic_optimal"] == {**savings["static_optimal"],
                                           "policy": "dynamic_optimal"}
+    # and running it in the closed loop is running the fixed run at that setting
+    assert savings["dynamic_optimal_run"] == {**savings["static_optimal"],
+                                              "policy": "dynamic_optimal_run"}
     assert float(savings["dynamic_optimal"]["EDP saving %"]) > 0
     # no column is empty for this database
     for table in (accuracy, savings):

@@ -55,13 +55,14 @@ def hand_db(fresh_db):
     return fresh_db
 
 
-def _stored_replay(con, predictor, objective, guard=PAPER) -> list[PolicyResult]:
+def _stored_replay(con, predictor, objective, guard=PAPER, scope="run") -> list[PolicyResult]:
     """Replay into control_result, and the totals stored there, per kernel."""
-    written = replay(con, predictor, objective, guard=guard)
+    written = replay(con, predictor, objective, guard=guard, scope=scope)
     rows = con.execute(
-        "SELECT gpu_id, kernel_id, policy, settings, time_ns, energy_j, switches "
+        "SELECT gpu_id, kernel_id, policy, settings, time_ns, energy_j, switches, chip_energy_j "
         "FROM control_result WHERE policy = 'replay' AND predictor = ? AND objective = ? "
-        "AND guard = ? ORDER BY kernel_id", [predictor, objective, guard.name]).fetchall()
+        "AND guard = ? AND energy_scope = ? ORDER BY kernel_id",
+        [predictor, objective, guard.name, scope]).fetchall()
     assert written == len(rows)
     return [PolicyResult(*row) for row in rows]
 
@@ -141,7 +142,7 @@ def test_dynamic_optimal_is_never_worse_and_static_is_the_best_fixed_run(hand_db
     con = gpudb.connect(hand_db)
     evaluate(con, ["proportional", "oracle"], ["energy", "edp", "ed2p", "energy_perf"])
     rows = con.execute("SELECT policy, predictor, objective, time_ns, energy_j "
-                       "FROM control_result").fetchall()
+                       "FROM control_result WHERE energy_scope = 'run'").fetchall()
     fixed = con.execute("SELECT time_ns, energy_j FROM run").fetchall()
     con.close()
     weight = {"energy": 0, "energy_perf": 0, "edp": 1, "ed2p": 2}
@@ -282,16 +283,21 @@ def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):
     shutil.copy(sim_db, db)
     con = gpudb.connect(db)
     try:
-        for objective in ("edp", "ed2p", "energy", "energy_perf"):
-            for predictor in REPLAY_PREDICTORS:
-                sql = {r.kernel_id: r for r in _stored_replay(con, predictor, objective, guard)}
+        for objective, scope in itertools.product(("edp", "ed2p", "energy", "energy_perf"),
+                                                  ("run", "chip")):
+            # the chip scope changes only the energy the step sees: three predictors suffice
+            for predictor in (REPLAY_PREDICTORS if scope == "run"
+                              else ("oracle", "crisp", "crisp_gpudb")):
+                sql = {r.kernel_id: r for r in _stored_replay(con, predictor, objective, guard,
+                                                              scope)}
                 py = {r.kernel_id: r for r in reference.replay(con, predictor, objective,
-                                                               guard=guard)}
+                                                               guard=guard, scope=scope)}
                 assert sql.keys() == py.keys() == {"ctltiny/mixed", "ctltiny/twophase"}
                 for kernel, result in sql.items():
-                    assert result.settings == py[kernel].settings, (objective, predictor)
+                    assert result.settings == py[kernel].settings, (objective, predictor, scope)
                     assert result.time_ns == pytest.approx(py[kernel].time_ns)
                     assert result.energy_j == pytest.approx(py[kernel].energy_j)
+                    assert result.chip_energy_j == pytest.approx(py[kernel].chip_energy_j)
     finally:
         con.close()
 
@@ -320,7 +326,8 @@ def test_clock_trace_is_each_policy_s_settings_with_their_outcomes(sim_db):
     con = gpudb.connect(sim_db, read_only=True)
     columns, rows = run_query(con, "clock_trace", {"kernel_id": "ctltiny/twophase"})
     stored = con.execute("SELECT policy, predictor, guard, settings FROM control_result "
-                         "WHERE kernel_id = 'ctltiny/twophase' AND objective = 'edp'").fetchall()
+                         "WHERE kernel_id = 'ctltiny/twophase' AND objective = 'edp' "
+                         "AND energy_scope = 'run'").fetchall()
     outcome = {(r[0], r[1]): r[2] for r in con.execute(
         "SELECT core_mhz, idx, time_ns FROM control_interval "
         "WHERE kernel_id = 'ctltiny/twophase'").fetchall()}

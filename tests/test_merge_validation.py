@@ -37,8 +37,8 @@ def lab(tmp_path_factory):
     con = gpudb.connect(source)
     ingest(con, [tmp / "tiny.csv"], load_mapping(tmp / "tiny.toml"))
     materialized = materialize(con)
-    con.execute("INSERT INTO control_result VALUES ('tiny', 'tiny/alpha', 0, 'static_optimal', '', "
-                "'', 'energy', 0, 1, 0, 1.0, 1.0, [500.0], now())")
+    con.execute("INSERT INTO control_result VALUES ('tiny', 'tiny/alpha', 0, 'static_optimal', "
+                "'', '', 'energy', 0, 1, 0, 1.0, 1.0, [500.0], now(), 'run', 0.8)")
     run_ids = [r[0] for r in con.execute("SELECT run_id FROM run ORDER BY run_id").fetchall()]
     export(con, tmp / "export")
     con.close()

@@ -120,8 +120,8 @@ def _results(path, seed):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_each_seeds_evaluation_equals_that_seed_alone(seeded, seed):
     both, alone = _results(seeded["both"], seed), _results(seeded[seed], seed)
-    # 2 kernels x (3 offline + 2 predictors x 2 guards)
-    assert len(both) == 2 * 7
+    # 2 kernels x (3 offline + 2 predictors x 2 guards) x 2 energy scopes (run, chip)
+    assert len(both) == 2 * 7 * 2
     assert both == alone
     con_both = gpudb.connect(seeded["both"], read_only=True)
     con_alone = gpudb.connect(seeded[seed], read_only=True)
@@ -199,9 +199,11 @@ def _check_over_seeds(header, rows, per_seed):
 def test_control_over_seeds_is_the_mean_with_its_interval(seeded):
     con = gpudb.connect(seeded["both"], read_only=True)
     try:
-        per_seed = [control_table(con, "gtx480", "tiny", "edp", 1.0, seed) for seed in (0, 1)]
-        table = control_over_seeds(con, "gtx480", "tiny", "edp", 1.0, [0, 1])
-        single = control_over_seeds(con, "gtx480", "tiny", "edp", 1.0, [1])
+        # chip scope: the papers', where paper 000's figure and so the verdict stand
+        per_seed = [control_table(con, "gtx480", "tiny", "edp", 1.0, "chip", seed)
+                    for seed in (0, 1)]
+        table = control_over_seeds(con, "gtx480", "tiny", "edp", 1.0, [0, 1], "chip")
+        single = control_over_seeds(con, "gtx480", "tiny", "edp", 1.0, [1], "chip")
     finally:
         con.close()
     assert per_seed[0].rows != per_seed[1].rows        # the seeds give other figures
@@ -223,12 +225,13 @@ def test_evaluate_control_reports_the_mean_over_seeds_with_its_interval(seeded):
     result = CliRunner().invoke(cli, ["--db", str(seeded["both"]), "evaluate", "control",
                                       "--gpu", "gtx480", "--suite", str(seeded["suite"]),
                                       "--no-sweep", "--objective", "edp", "--seeds", "0,1",
-                                      "--format", "csv"])
+                                      "--scope", "chip", "--format", "csv"])
     assert result.exit_code == 0, result.output
     lines = [line.split(",") for line in result.stdout.strip().splitlines()]
     con = gpudb.connect(seeded["both"], read_only=True)
     try:
-        per_seed = [control_table(con, "gtx480", "tiny", "edp", 1.0, seed) for seed in (0, 1)]
+        per_seed = [control_table(con, "gtx480", "tiny", "edp", 1.0, "chip", seed)
+                    for seed in (0, 1)]
     finally:
         con.close()
     _check_over_seeds(lines[0], lines[1:], per_seed)

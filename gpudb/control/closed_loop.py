@@ -4,7 +4,8 @@ Between intervals the controller sees the counters of the interval just finished
 its time at every core P-state with the chosen predictor and its energy with the decision
 energy model (gpudb.control.energy), and sets the next interval's P-state through the shared
 decision step (gpudb.control.guard: the papers' controller, or gpudb's guarded one); the
-simulator charges the switching time.
+simulator charges the switching time. With scope 'chip' the controller's energy leaves out
+the board power (other_j), as papers 000 and 004 count energy (schema/0011_chip_energy.sql).
 The counters are turned into predictor inputs exactly as the `sample` view does, so the
 controller decides as the trace replay (queries/controller_replay.sql) would on the same
 interval; where the two differ is that the closed loop runs the next interval at the chosen
@@ -71,11 +72,14 @@ class PredictorController:
     (gpudb.control.guard.decide); memory clock and CTA limit stay."""
 
     def __init__(self, gpu: GpuConfig, predictor: str, objective: str,
-                 max_loss_pct: float = 1.0, guard: Guard = GUARDED):
+                 max_loss_pct: float = 1.0, guard: Guard = GUARDED, scope: str = "run"):
         if predictor not in names(replayable=True):
             raise ValueError(f"unknown predictor {predictor!r} (known: "
                              f"{', '.join(names(replayable=True))})")
         score(objective, 0.0, 0.0)  # validates
+        if scope not in ("run", "chip"):
+            raise ValueError(f"unknown energy scope {scope!r} (known: run, chip)")
+        self.chip = scope == "chip"
         self.gpu = gpu
         self.predictor = predictor
         self.objective = objective
@@ -84,8 +88,10 @@ class PredictorController:
         self.name = "closed_loop"          # the run's policy; the columns say which
         self.columns = {"predictor": predictor, "objective": objective,
                         "max_loss_pct": max_loss_pct if objective == "energy_perf" else None,
-                        "guard": guard.name}
-        self.run_key = _run_key(predictor, objective, max_loss_pct, guard)
+                        "guard": guard.name, **({"variant": "chip"} if self.chip else {})}
+        # the run scope's key is the one runs had before scopes, so their run_ids stay
+        self.run_key = (_run_key(predictor, objective, max_loss_pct, guard)
+                        + ("/chip" if self.chip else ""))
         self.mhz = np.array(gpu.core_mhz, dtype=float)
         self.volts = np.array(gpu.core_v, dtype=float)
         self.miss_latency = miss_latency_ns(gpu)
@@ -100,6 +106,8 @@ class PredictorController:
         work = time_ns / row["time_ns"]
         cd, dd = row["core_dynamic_j"], row["dram_dynamic_j"]
         cs, ds, ot = (row[c] * work for c in ("core_static_j", "dram_static_j", "other_j"))
+        if self.chip:
+            ot = 0.0   # the board's energy is outside the chip's scope
         cur_v = self.gpu.core_voltage(row["core_mhz"])
         times = predict_times(self.predictor, row, self.mhz, self.miss_latency)
         energies = predict_energy(cd, cs, dd, ds, ot, time_ns, cur_v, times, self.volts)
@@ -125,12 +133,12 @@ def _run_key(predictor: str, objective: str, max_loss_pct: float, guard: Guard) 
 def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, predictor: str,
                     objective: str, max_loss_pct: float = 1.0, experiment: str | None = None,
                     interval_instructions: int | None = None, progress=None,
-                    guard: Guard = GUARDED, seed: int = 0) -> list[dict]:
+                    guard: Guard = GUARDED, seed: int = 0, scope: str = "run") -> list[dict]:
     """Run each kernel under the controller from the highest core P-state at the nominal
     memory clock with the simulator's ``seed`` (as the fixed runs the replay of that seed
     reads) and store the runs through gpudb.runs (skipping those already stored), with
     policy 'closed_loop' and the controller in columns predictor, objective, max_loss_pct
-    and guard; returns their rows."""
+    and guard (variant 'chip' when it minimised the chip's energy); returns their rows."""
     import gpudb
     from gpudb.runs import ensure_experiment, ensure_gpu, ensure_kernels, write_run
     from sim.config import load_gpu, load_suite
@@ -139,7 +147,7 @@ def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, pr
     g = load_gpu(gpu)
     s = load_suite(suite)
     specs = [s.kernel(k) for k in kernels] if kernels else list(s.kernels)
-    controller = PredictorController(g, predictor, objective, max_loss_pct, guard)
+    controller = PredictorController(g, predictor, objective, max_loss_pct, guard, scope)
     top = max(g.core_mhz)
     interval = int(interval_instructions or DEFAULT_INTERVAL_INSTRUCTIONS)
     con = gpudb.connect(db_path)

@@ -14,11 +14,15 @@ interval outcomes (view control_interval):
 Objectives apply to whole-run totals for static and dynamic optimal, and per interval for
 perfect memoryless (as a controller sees them); energy_perf bounds the time at
 (1 + max_loss) x the highest setting's.
+
+Energy scope (schema/0011_chip_energy.sql): the outcomes load in the run's scope (every
+interval energy column, the board's other_j included); :func:`in_scope` gives the chip's
+(without other_j, papers 000 and 004's scope), which a policy then minimises instead.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import duckdb
 import numpy as np
@@ -37,6 +41,7 @@ class KernelOutcomes:
     background_j_per_ns: np.ndarray  # static + DRAM background + board energy per ns of time
     switch_ns: float
     seed: int = 0                    # the seed of the fixed runs
+    other_j: np.ndarray | None = None  # the board's energy (interval.other_j), in energy_j
 
 
 @dataclass
@@ -48,7 +53,44 @@ class PolicyResult:
     time_ns: float
     energy_j: float
     switches: int
+    chip_energy_j: float | None = None   # energy without the board's (set by with_scopes)
     seed: int = 0
+
+
+SCOPES = ("run", "chip")
+
+
+def in_scope(k: KernelOutcomes, scope: str) -> KernelOutcomes:
+    """The outcomes with the energy of ``scope``: 'run' as loaded (board power included),
+    'chip' without the board's energy (interval.other_j), in every interval and switch."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown energy scope {scope!r} (known: {', '.join(SCOPES)})")
+    if scope == "run" or k.other_j is None or not k.other_j.any():
+        return k
+    return replace(k, energy_j=k.energy_j - k.other_j,
+                   background_j_per_ns=k.background_j_per_ns - k.other_j / k.time_ns,
+                   other_j=np.zeros_like(k.other_j))
+
+
+def totals(k: KernelOutcomes, settings_mhz: list[float], pay_switch: bool) -> tuple[float, float]:
+    """(time ns, energy J) of running interval i at settings_mhz[i], in k's scope; with
+    pay_switch, each change of setting costs the switching time and the background energy
+    burnt meanwhile (as :func:`replayed`)."""
+    index = {float(m): s for s, m in enumerate(k.mhz)}
+    choice = [index[float(m)] for m in settings_mhz]
+    if pay_switch:
+        result = replayed(k, "", choice)
+        return result.time_ns, result.energy_j
+    steps = np.arange(len(choice))
+    return (float(k.time_ns[choice, steps].sum()), float(k.energy_j[choice, steps].sum()))
+
+
+def with_scopes(k: KernelOutcomes, result: PolicyResult, pay_switch: bool) -> PolicyResult:
+    """``result`` (a policy run on k in either scope) with energy_j in the run's scope and
+    chip_energy_j in the chip's, both totalled over the same settings."""
+    _, run_j = totals(in_scope(k, "run"), result.settings, pay_switch)
+    _, chip_j = totals(in_scope(k, "chip"), result.settings, pay_switch)
+    return replace(result, energy_j=run_j, chip_energy_j=chip_j)
 
 
 def load_outcomes(con: duckdb.DuckDBPyConnection, gpu_id: str | None = None,
@@ -57,7 +99,7 @@ def load_outcomes(con: duckdb.DuckDBPyConnection, gpu_id: str | None = None,
     runs of one seed (None: each kernel's lowest seed, as controller_replay.sql takes)."""
     rows = con.execute(
         "SELECT gpu_id, kernel_id, core_mhz, idx, time_ns, energy_j, "
-        "(core_static_j + dram_static_j + other_j) / time_ns, switch_ns, seed "
+        "(core_static_j + dram_static_j + other_j) / time_ns, switch_ns, seed, other_j "
         "FROM control_interval AS c WHERE (? IS NULL OR gpu_id = ?) "
         "AND (? IS NULL OR kernel_id LIKE ? || '/%') "
         "AND seed = coalesce(CAST(? AS BIGINT), (SELECT min(s.seed) FROM control_interval AS s "
@@ -77,7 +119,8 @@ def load_outcomes(con: duckdb.DuckDBPyConnection, gpu_id: str | None = None,
             np.array([r[4] for r in group]).reshape(shape),
             np.array([r[5] for r in group]).reshape(shape),
             np.array([r[6] for r in group]).reshape(shape),
-            float(group[0][7]), int(group[0][8])))
+            float(group[0][7]), int(group[0][8]),
+            np.array([r[9] for r in group]).reshape(shape)))
     return out
 
 
@@ -99,7 +142,7 @@ def replayed(k: KernelOutcomes, policy: str, choice: list[int]) -> PolicyResult:
         time_ns += t
         energy_j += e
     return PolicyResult(k.gpu_id, k.kernel_id, policy, [float(k.mhz[s]) for s in choice],
-                        time_ns, energy_j, switches, k.seed)
+                        time_ns, energy_j, switches, seed=k.seed)
 
 
 def static_optimal(k: KernelOutcomes, objective: str, max_loss: float) -> PolicyResult:
@@ -150,7 +193,7 @@ def dynamic_optimal(k: KernelOutcomes, objective: str, max_loss: float) -> Polic
     return PolicyResult(k.gpu_id, k.kernel_id, "dynamic_optimal",
                         [float(k.mhz[s]) for s in path], total_t, total_e,
                         sum(1 for a, b in zip(path, path[1:], strict=False) if a != b),
-                        k.seed)
+                        seed=k.seed)
 
 
 POLICIES = {"static_optimal": static_optimal, "dynamic_optimal": dynamic_optimal,

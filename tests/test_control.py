@@ -11,7 +11,7 @@ import pytest
 
 import gpudb
 from gpudb.control.energy import predict_energy
-from gpudb.control.guard import GUARDED, PAPER
+from gpudb.control.guard import GUARDED, PAPER, Guard
 from gpudb.control.offline import POLICIES, PolicyResult, load_outcomes
 from gpudb.control.results import evaluate, replay
 from gpudb.queries import run_query
@@ -270,7 +270,8 @@ def test_closed_loop_controller_predicts_as_the_prediction_view(sim_db):
     con.close()
 
 
-@pytest.mark.parametrize("guard", [PAPER, GUARDED], ids=lambda g: g.name)
+@pytest.mark.parametrize("guard", [PAPER, GUARDED, Guard(verify_stay=True)],
+                         ids=lambda g: g.name)
 def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):
     # The recursive CTE of controller_replay.sql and gpudb.control.guard.decide (which the
     # closed loop runs) make the same choice at every interval, for every predictor and

@@ -282,6 +282,7 @@ def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):
     db = tmp_path / "sim.duckdb"
     shutil.copy(sim_db, db)
     con = gpudb.connect(db)
+    stay_differs = 0
     try:
         for objective in ("edp", "ed2p", "energy", "energy_perf"):
             for predictor in REPLAY_PREDICTORS:
@@ -293,8 +294,13 @@ def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):
                     assert result.settings == py[kernel].settings, (objective, predictor)
                     assert result.time_ns == pytest.approx(py[kernel].time_ns)
                     assert result.energy_j == pytest.approx(py[kernel].energy_j)
+                if guard.verify_stay:
+                    without = reference.replay(con, predictor, objective, guard=GUARDED)
+                    stay_differs += sum(r.settings != py[r.kernel_id].settings for r in without)
     finally:
         con.close()
+    # the check of stays did act somewhere here (miss, energy, ctltiny/mixed)
+    assert stay_differs >= 1 or not guard.verify_stay
 
 
 def test_replay_and_closed_loop_are_compared(sim_db):

@@ -7,7 +7,10 @@
    predictor (gpudb/control/guard.py, which the closed loop runs): switching cost in the
    decision, at most :max_down_steps P-states down per interval, and verification (a move the
    next interval's measurement does not bear out is undone, and that direction is barred for
-   2^k intervals). :guard 'paper' is the papers' controller exactly.
+   2^k intervals); with :verify_stay, an interval whose measured objective departs by more
+   than the hysteresis from the measurement a stay (or a return) rested on marks a phase
+   change: the controller moves to the highest setting, a move verified as any other.
+   :guard 'paper' is the papers' controller exactly.
    One row per kernel and interval with the setting chosen, whether it changed, whether it is
    a return after a failed verification, and its outcome.
    Energy model (gpudb/control/energy.py): core dynamic energy x (V/Vc)^2, core static
@@ -28,6 +31,9 @@
                :hysteresis_pct  margin a move must be predicted, and measured, to gain, %
                                 (guarded: 2; paper: 0)
                :min_dwell       intervals at a setting before the next move (default 1)
+               :verify_stay     true/false: on a phase change (an interval departing from
+                                what a stay rested on) move to the highest setting, verified
+                                as any move (default false; needs :verify)
                :gpu_id          one GPU (default: every GPU)
                :suite           one kernel suite (default: every suite)
                :seed            the seed of the fixed runs replayed (default: each kernel's
@@ -53,6 +59,7 @@ params AS (
         coalesce(CAST(:hysteresis_pct AS DOUBLE),
                  CASE WHEN s.preset = 'guarded' THEN 2.0 ELSE 0.0 END) / 100.0 AS hysteresis,
         coalesce(CAST(:min_dwell AS INTEGER), 1) AS min_dwell,
+        coalesce(CAST(:verify_stay AS BOOLEAN), false) AS verify_stay,
         CASE s.objective WHEN 'edp' THEN 1 WHEN 'ed2p' THEN 2 ELSE 0 END AS weight,
         CASE WHEN s.preset NOT IN ('guarded', 'paper')
              THEN error('guard must be guarded or paper, got ' || s.preset)
@@ -60,20 +67,28 @@ params AS (
              THEN error('scope must be run or chip, got ' || s.scope) END AS checked
     FROM settings AS s
 ),
+checked_params AS (
+    SELECT
+        p.*,
+        CASE WHEN p.verify_stay AND NOT p.verify THEN error('verify_stay needs verify') END
+            AS stay_checked
+    FROM params AS p
+),
 guard AS (
     SELECT
         p.*,
         CASE
             WHEN p.switch_cost AND p.max_down = 1 AND p.verify
-                 AND round(100.0 * p.hysteresis, 9) = 2 AND p.min_dwell = 1 THEN 'guarded'
+                 AND round(100.0 * p.hysteresis, 9) = 2 AND p.min_dwell = 1
+                 AND NOT p.verify_stay THEN 'guarded'
             WHEN NOT p.switch_cost AND p.max_down = 0 AND NOT p.verify AND p.hysteresis = 0
-                 AND p.min_dwell = 1 THEN 'paper'
-            ELSE printf('cost%d-down%d-verify%d-h%g-dwell%d', CAST(p.switch_cost AS INTEGER),
+                 AND p.min_dwell = 1 AND NOT p.verify_stay THEN 'paper'
+            ELSE printf('cost%d-down%d-verify%d-h%g-dwell%d%s', CAST(p.switch_cost AS INTEGER),
                         p.max_down, CAST(p.verify AS INTEGER), round(100.0 * p.hysteresis, 9),
-                        p.min_dwell)
+                        p.min_dwell, CASE WHEN p.verify_stay THEN '-stay1' ELSE '' END)
         END AS guard_name
-    FROM params AS p
-    WHERE p.checked IS NULL
+    FROM checked_params AS p
+    WHERE p.checked IS NULL AND p.stay_checked IS NULL
 ),
 -- energy_j and other_j in the decisions' scope; run_energy_j and board_j whatever the scope
 outcome AS (
@@ -150,9 +165,10 @@ scored AS MATERIALIZED (
 -- guard remembers (gpudb/control/guard.py, GuardState).
 steps(gpu_id, kernel_id, idx, cur, prev, prev_time_ns, prev_energy_j, top_time_ns, debt_ns,
       chosen, reverted, since_switch, floor_idx, floor_until, ceiling_idx, ceiling_until,
-      fails_down, fails_up) AS (
+      fails_down, fails_up, expecting, expect_time_ns, expect_energy_j) AS (
     SELECT gpu_id, kernel_id, 0, top_idx, -1, CAST(0 AS DOUBLE), CAST(0 AS DOUBLE),
-           CAST(0 AS DOUBLE), CAST(0 AS DOUBLE), false, false, 0, 0, -1, top_idx, -1, 0, 0
+           CAST(0 AS DOUBLE), CAST(0 AS DOUBLE), false, false, 0, 0, -1, top_idx, -1, 0, 0,
+           false, CAST(0 AS DOUBLE), CAST(0 AS DOUBLE)
     FROM kernels
     UNION ALL
     SELECT
@@ -170,13 +186,22 @@ steps(gpu_id, kernel_id, idx, cur, prev, prev_time_ns, prev_energy_j, top_time_n
         CASE WHEN a.verifying AND a.down THEN (CASE WHEN a.failed THEN a.fails_down + 1 ELSE 0 END)
              ELSE a.fails_down END,
         CASE WHEN a.verifying AND NOT a.down THEN (CASE WHEN a.failed THEN a.fails_up + 1 ELSE 0 END)
-             ELSE a.fails_up END
+             ELSE a.fails_up END,
+        -- verify_stay: a stay rests on the interval just run, a return on the one measured
+        -- at that setting before the refuted move; a predictor-driven move on nothing
+        NOT (NOT a.failed AND a.next <> a.cur AND a.free),
+        CASE WHEN a.failed THEN a.prev_time_ns ELSE a.m_time_ns END,
+        CASE WHEN a.failed THEN a.prev_energy_j ELSE a.m_energy_j END
     FROM (
         SELECT
             d.*,
             CASE
                 WHEN d.failed THEN d.prev
                 WHEN NOT d.free THEN d.cur
+                -- a departed stay re-enters the new phase from the top, unless moving up is
+                -- barred; the move is verified next interval as any chosen move
+                WHEN d.departed AND d.cur <> d.top_idx AND NOT d.idx + 1 < d.ceiling_until
+                    THEN d.top_idx
                 WHEN d.best <> d.cur AND NOT d.cur_too_slow AND d.hysteresis > 0
                      AND NOT d.best_score < d.cur_score * (1.0 - d.hysteresis) THEN d.cur
                 ELSE d.best
@@ -187,7 +212,7 @@ steps(gpu_id, kernel_id, idx, cur, prev, prev_time_ns, prev_energy_j, top_time_n
                 r.top_time_ns, r.debt_ns, r.chosen, r.reverted, r.since_switch, r.floor_idx,
                 r.floor_until, r.ceiling_idx, r.ceiling_until, r.fails_down, r.fails_up,
                 r.hysteresis, r.m_time_ns, r.m_energy_j, r.new_top_time_ns, r.new_debt_ns,
-                r.verifying, r.down, r.failed, r.free,
+                r.verifying, r.down, r.failed, r.free, r.departed, r.top_idx,
                 arg_min(r.target_idx, [CAST(r.too_slow AS DOUBLE), r.score, -r.target_idx])
                     FILTER (WHERE r.allowed) AS best,
                 arg_min(r.score, [CAST(r.too_slow AS DOUBLE), r.score, -r.target_idx])
@@ -235,7 +260,23 @@ steps(gpu_id, kernel_id, idx, cur, prev, prev_time_ns, prev_energy_j, top_time_n
                             AND c.target_idx <= CASE WHEN s.idx + 1 < s.ceiling_until
                                                      THEN s.ceiling_idx ELSE k.top_idx END)
                             AS allowed
-                    FROM steps AS s
+                    FROM (
+                        -- verify_stay: the interval just run departs from the measurement
+                        -- the stay (or return) rested on by more than the hysteresis, either
+                        -- way: a phase change
+                        SELECT
+                            s0.*,
+                            g0.verify_stay AND g0.objective <> 'energy_perf' AND s0.expecting
+                                AND abs(m0.energy_j * m0.time_ns ^ g0.weight
+                                        - s0.expect_energy_j * s0.expect_time_ns ^ g0.weight)
+                                    > s0.expect_energy_j * s0.expect_time_ns ^ g0.weight
+                                      * g0.hysteresis AS departed
+                        FROM steps AS s0
+                        JOIN outcome AS m0
+                          ON m0.gpu_id = s0.gpu_id AND m0.kernel_id = s0.kernel_id
+                         AND m0.idx = s0.idx AND m0.pidx = s0.cur
+                        CROSS JOIN guard AS g0
+                    ) AS s
                     JOIN kernels AS k ON k.gpu_id = s.gpu_id AND k.kernel_id = s.kernel_id
                     JOIN outcome AS m
                       ON m.gpu_id = s.gpu_id AND m.kernel_id = s.kernel_id AND m.idx = s.idx

@@ -11,7 +11,7 @@ import pytest
 
 import gpudb
 from gpudb.control.energy import predict_energy
-from gpudb.control.guard import GUARDED, PAPER
+from gpudb.control.guard import GUARDED, PAPER, Guard
 from gpudb.control.offline import POLICIES, PolicyResult, load_outcomes
 from gpudb.control.results import evaluate, replay
 from gpudb.queries import run_query
@@ -271,7 +271,8 @@ def test_closed_loop_controller_predicts_as_the_prediction_view(sim_db):
     con.close()
 
 
-@pytest.mark.parametrize("guard", [PAPER, GUARDED], ids=lambda g: g.name)
+@pytest.mark.parametrize("guard", [PAPER, GUARDED, Guard(verify_stay=True)],
+                         ids=lambda g: g.name)
 def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):
     # The recursive CTE of controller_replay.sql and gpudb.control.guard.decide (which the
     # closed loop runs) make the same choice at every interval, for every predictor and
@@ -282,6 +283,7 @@ def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):
     db = tmp_path / "sim.duckdb"
     shutil.copy(sim_db, db)
     con = gpudb.connect(db)
+    stay_differs = 0
     try:
         for objective, scope in itertools.product(("edp", "ed2p", "energy", "energy_perf"),
                                                   ("run", "chip")):
@@ -298,8 +300,14 @@ def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):
                     assert result.time_ns == pytest.approx(py[kernel].time_ns)
                     assert result.energy_j == pytest.approx(py[kernel].energy_j)
                     assert result.chip_energy_j == pytest.approx(py[kernel].chip_energy_j)
+                if guard.verify_stay:
+                    without = reference.replay(con, predictor, objective, guard=GUARDED,
+                                               scope=scope)
+                    stay_differs += sum(r.settings != py[r.kernel_id].settings for r in without)
     finally:
         con.close()
+    # the check of stays did act somewhere here (miss, energy, ctltiny/mixed)
+    assert stay_differs >= 1 or not guard.verify_stay
 
 
 def test_replay_and_closed_loop_are_compared(sim_db):

@@ -33,6 +33,18 @@ papers describe around such a controller, the same for every predictor:
   budgets twice over, so the guard does not chase noise; README "Where gpudb differs from the
   papers" gives the results for 0, 0.5, 1 and 2%.
 - ``min_dwell``: intervals to stay at a setting before the next predictor-driven move.
+- ``verify_stay`` (with ``verify``; EDP, ED2P and energy): a decision to stay, or to return
+  after a refuted move, rests on a measurement at that setting (the interval just run, or the
+  one before the refuted move), which a memoryless controller takes as the next interval's
+  objective. When the interval then run departs from it by more than ``hysteresis_pct``
+  either way (the tolerance the guard already uses to believe a measured change), the kernel
+  changed phase and the stay's basis is gone: the controller moves to the highest P-state,
+  where each kernel starts and where the predictors' downward forms apply (paper 000 eq. 3-5;
+  the upward form is what fails to climb back), and that move is verified as any move (the
+  next interval against the departed one; refuted: back, and no such probe for 2^k
+  intervals, as the bar on moving up). Without it, a stay is never checked: on a 4x-long
+  phase_cache_compute CRISP stays at 400 MHz through compute phases where it predicts 700 MHz
+  17% worse in EDP and it is 53% better.
 
 ``PAPER`` is the papers' controller (no guard); ``GUARDED`` is gpudb's default. Trace replay
 (queries/controller_replay.sql) implements the same step in SQL, and tests/test_control.py
@@ -48,7 +60,7 @@ import numpy as np
 from gpudb.control.energy import objective_scores, score
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Guard:
     """Parameters of the shared controller step (see the module docstring)."""
 
@@ -57,6 +69,9 @@ class Guard:
     verify: bool = True
     hysteresis_pct: float = 2.0
     min_dwell: int = 1
+    # False by default so that every guard spelled out before it existed keeps its meaning,
+    # its name and its repr (closed-loop run ids hash the repr)
+    verify_stay: bool = False
 
     def __post_init__(self):
         if self.max_down_steps < 0:
@@ -65,6 +80,15 @@ class Guard:
             raise ValueError("hysteresis_pct must be in [0, 100)")
         if self.min_dwell < 1:
             raise ValueError("min_dwell must be at least 1")
+        if self.verify_stay and not self.verify:
+            raise ValueError("verify_stay needs verify")
+
+    def __repr__(self) -> str:
+        # the repr of a guard without verify_stay is the one it had before the field existed
+        stay = ", verify_stay=True" if self.verify_stay else ""
+        return (f"Guard(switch_cost={self.switch_cost!r}, max_down_steps={self.max_down_steps!r},"
+                f" verify={self.verify!r}, hysteresis_pct={self.hysteresis_pct!r},"
+                f" min_dwell={self.min_dwell!r}{stay})")
 
     @property
     def name(self) -> str:
@@ -74,7 +98,8 @@ class Guard:
         if self == GUARDED:
             return "guarded"
         return (f"cost{int(self.switch_cost)}-down{self.max_down_steps}"
-                f"-verify{int(self.verify)}-h{self.hysteresis_pct:g}-dwell{self.min_dwell}")
+                f"-verify{int(self.verify)}-h{self.hysteresis_pct:g}-dwell{self.min_dwell}"
+                + ("-stay1" if self.verify_stay else ""))
 
 
 PAPER = Guard(switch_cost=False, max_down_steps=0, verify=False, hysteresis_pct=0.0,
@@ -103,6 +128,10 @@ class GuardState:
     ceiling_until: int = -1
     fails_down: int = 0
     fails_up: int = 0
+    # verify_stay: the measurement the decision to stay (or to return) rests on, if it was one
+    expecting: bool = False
+    expect_time_ns: float = 0.0
+    expect_energy_j: float = 0.0
 
     def __post_init__(self):
         if self.cur < 0:
@@ -126,6 +155,13 @@ def decide(state: GuardState, guard: Guard, objective: str, max_loss: float, idx
     if guard.verify and objective == "energy_perf":
         at_top = time_ns if cur == top else min(predicted_ns[top], state.top_time_ns)
         state.debt_ns = min(0.0, state.debt_ns + (1.0 + max_loss) * at_top - time_ns)
+    probe = False
+    if (guard.verify_stay and objective != "energy_perf" and state.expecting and cur != top
+            and not idx + 1 < state.ceiling_until):
+        expected = score(objective, state.expect_time_ns, state.expect_energy_j)
+        probe = (abs(score(objective, time_ns, energy_j) - expected)
+                 > expected * guard.hysteresis_pct / 100.0)
+    expect = (time_ns, energy_j)            # a stay rests on the interval just run
     nxt = None
     if guard.verify and objective != "energy_perf" and state.chosen and state.prev != cur:
         failed = (score(objective, time_ns, energy_j)
@@ -134,6 +170,7 @@ def decide(state: GuardState, guard: Guard, objective: str, max_loss: float, idx
         down = cur < state.prev
         if failed:
             nxt = state.prev
+            expect = (state.prev_time_ns, state.prev_energy_j)   # measured there
             if down:
                 state.fails_down += 1
                 state.floor, state.floor_until = state.prev, idx + 1 + 2 ** state.fails_down
@@ -148,12 +185,15 @@ def decide(state: GuardState, guard: Guard, objective: str, max_loss: float, idx
     if nxt is None:
         nxt = cur
         if state.since_switch + 1 >= guard.min_dwell:
-            nxt = _best(state, guard, objective, max_loss, idx, predicted_ns, predicted_j,
-                        switch_ns, switch_j)
+            # a departed stay: a phase change, re-entered from the top by a verified move
+            nxt = top if probe else _best(state, guard, objective, max_loss, idx,
+                                          predicted_ns, predicted_j, switch_ns, switch_j)
             chosen = nxt != cur
     state.prev, state.prev_time_ns, state.prev_energy_j = cur, time_ns, energy_j
     state.since_switch = 0 if nxt != cur else state.since_switch + 1
     state.chosen = chosen
+    state.expecting = not chosen
+    state.expect_time_ns, state.expect_energy_j = expect
     state.cur = nxt
     return nxt
 

@@ -35,7 +35,7 @@ def guard_params(guard: Guard) -> dict[str, str]:
             "switch_cost": str(guard.switch_cost).lower(),
             "max_down_steps": str(guard.max_down_steps), "verify": str(guard.verify).lower(),
             "hysteresis_pct": repr(float(guard.hysteresis_pct)),
-            "min_dwell": str(guard.min_dwell)}
+            "min_dwell": str(guard.min_dwell), "verify_stay": str(guard.verify_stay).lower()}
 
 
 def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,

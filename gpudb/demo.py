@@ -92,7 +92,7 @@ def accuracy_summary(per_predictor: Table) -> Table:
 def savings_summary(control: Table) -> Table:
     """One row per policy: the offline bounds, and each predictor's controller as the paper
     runs it and with gpudb's guard (EDP saving and time change against the highest P-state,
-    mean over kernels), paper 000's EDP saving and the verdict on the paper's controller."""
+    mean over kernels), paper 000's EDP saving and the verdict on each of the two."""
     cols = control.columns
     get = {name: cols.index(name) for name in cols}
     by_policy: dict[str, dict] = {}
@@ -111,28 +111,102 @@ def savings_summary(control: Table) -> Table:
         if "bound" in entry:
             out.append((policy, cell("bound", "edp_saving_pct"),
                         cell("bound", "time_change_pct"), None, None, paper,
-                        verdict(cell("bound", "edp_saving_pct"), paper)))
+                        verdict(cell("bound", "edp_saving_pct"), paper), None))
         else:
             out.append((policy, cell("paper", "edp_saving_pct"), cell("paper", "time_change_pct"),
                         cell("guarded", "edp_saving_pct"), cell("guarded", "time_change_pct"),
-                        paper, verdict(cell("paper", "edp_saving_pct"), paper)))
+                        paper, verdict(cell("paper", "edp_saving_pct"), paper),
+                        verdict(cell("guarded", "edp_saving_pct"), paper)))
     return readable(Table(["policy", "edp_pct", "time_pct", "guarded_edp_pct",
-                           "guarded_time_pct", "paper_pct", "verdict"], out),
+                           "guarded_time_pct", "paper_pct", "verdict", "guarded_verdict"], out),
                     {"edp_pct": "EDP saving %", "time_pct": "time change %",
                      "guarded_edp_pct": "guarded: EDP saving %",
                      "guarded_time_pct": "guarded: time change %",
-                     "paper_pct": "paper 000 EDP %"})
+                     "paper_pct": "paper 000 EDP %", "verdict": "verdict",
+                     "guarded_verdict": "guarded: verdict"})
+
+
+# Paper 004 section 4.3 (energy objective): its best controller realises 65% of the dynamic
+# optimal's energy saving and 75% of perfect memoryless's.
+PAPER_004_FRACTION = {"dynamic": 0.65, "memoryless": 0.75}
+
+
+def objectives_summary(tables: dict[str, Table]) -> Table:
+    """The bounds and gpudb's guarded controllers under every objective (tables by objective:
+    control_table of 'edp', 'ed2p', 'energy', 'energy_perf' in one scope): EDP and ED2P
+    saving, energy saving with the energy objective and its fraction of the dynamic optimal's
+    and of perfect memoryless's saving (paper 004 section 4.3's definitions, where its 0.65
+    and 0.75 apply), and energy within the slowdown bound: its saving, mean and worst
+    kernel's slowdown."""
+    def rows(objective):
+        t = tables[objective]
+        at = {c: i for i, c in enumerate(t.columns)}
+        return {r[at["policy"]]: {c: r[i] for c, i in at.items()} for r in t.rows
+                if r[at["guard"]] in ("", "guarded")}
+
+    edp, ed2p, energy, perf = (rows(o) for o in ("edp", "ed2p", "energy", "energy_perf"))
+    out = []
+    for policy, e in edp.items():
+        def get(table, name, policy=policy):
+            return table.get(policy, {}).get(name)
+
+        slowdown = get(perf, "time_change_pct")
+        worst = get(perf, "worst_time_change_pct")
+        out.append((policy.removeprefix("replay "), e["edp_saving_pct"],
+                    get(ed2p, "ed2p_saving_pct"), get(energy, "energy_saving_pct"),
+                    _fraction(get(energy, "fraction_of_potential")),
+                    _fraction(get(energy, "fraction_of_memoryless")),
+                    get(perf, "energy_saving_pct"), slowdown, worst))
+    return readable(Table(["policy", "edp_pct", "ed2p_pct", "energy_pct", "of_dynamic",
+                           "of_memoryless", "perf_energy_pct", "perf_slowdown_pct",
+                           "perf_worst_pct"], out),
+                    {"edp_pct": "EDP %", "ed2p_pct": "ED2P %", "energy_pct": "energy %",
+                     "of_dynamic": "energy: of dyn. opt.",
+                     "of_memoryless": "energy: of memoryless",
+                     "perf_energy_pct": "<=1% slower: energy %",
+                     "perf_slowdown_pct": "slowdown %", "perf_worst_pct": "worst slowdown %"})
+
+
+def _fraction(value):
+    """A fraction of a bound to two decimals (a bound itself reads 1.00)."""
+    if isinstance(value, float) and math.isfinite(value):
+        return Fixed(round(value, 2) + 0.0, 2)
+    return value
+
+
+def kernel_length_line(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
+                       seed: int | None, scope_name: str) -> str:
+    """One line: how long the kernels run (intervals at the highest core P-state, min-max and
+    median, of how many warp instructions), on which seed, in which energy scope."""
+    row = con.execute("""
+        WITH per_kernel AS (
+            SELECT c.kernel_id, count(*) AS n, any_value(r.interval_instructions) AS size
+            FROM control_interval AS c JOIN run AS r USING (run_id)
+            WHERE c.gpu_id = ? AND c.kernel_id LIKE ? || '/%' AND c.seed = ?
+              AND c.core_mhz = (SELECT max(core_mhz) FROM control_interval AS t
+                                WHERE t.gpu_id = c.gpu_id AND t.kernel_id = c.kernel_id)
+            GROUP BY c.kernel_id)
+        SELECT count(*), min(n), median(n), max(n), min(size), max(size) FROM per_kernel""",
+                      [gpu, suite, seed]).fetchone()
+    kernels, low, mid, high, size, size_hi = row
+    if not kernels:
+        return ""
+    size_text = f"{size:,}" if size == size_hi else f"{size:,}-{size_hi:,}"
+    return (f"{kernels} kernels of {low}-{high} intervals (median {mid:g}) of {size_text} warp "
+            f"instructions at the highest P-state; seed {seed} (one seed: "
+            f"`gpudb evaluate control --seeds 0,1,2` gives means with 95% intervals); "
+            f"energy in {scope_name}")
 
 
 def _named(rows: list[tuple], kind: str) -> str:
     return ", ".join(f"{r[0]} ({r[1]:.1f}% against {r[2]:g}%)" for r in rows if r[3] == kind)
 
 
-def _compared(table: Table, ours: str, paper: str) -> list[tuple]:
+def _compared(table: Table, ours: str, paper: str, verdict_column: str = "verdict") -> list[tuple]:
     """(name, our figure, the paper's, verdict) of the rows with a paper figure."""
-    if paper not in table.columns:
+    if paper not in table.columns or verdict_column not in table.columns:
         return []
-    at = [table.columns.index(c) for c in (ours, paper, "verdict")]
+    at = [table.columns.index(c) for c in (ours, paper, verdict_column)]
     return [(r[0], *(r[i] for i in at)) for r in table.rows if r[at[1]] is not None]
 
 
@@ -152,6 +226,14 @@ def closing_paragraph(accuracy: Table, savings: Table) -> str:
         (sav, "above paper", "They save more for {}.")]
     parts = [text.format(_named(rows, kind)) for rows, kind, text in sentences
              if _named(rows, kind)]
+    # gpudb's guarded controllers beside the same figures (the oracle is a bound)
+    guarded_rows = [r for r in _compared(savings, "guarded: EDP saving %", "paper 000 EDP %",
+                                         "guarded: verdict") if r[0] != "oracle"]
+    for kind, text in (("matches", "With gpudb's guard, EDP savings agree for {}."),
+                       ("below paper", "With gpudb's guard they are below the paper for {}."),
+                       ("above paper", "With gpudb's guard they are above it for {}.")):
+        if _named(guarded_rows, kind):
+            parts.append(text.format(_named(guarded_rows, kind)))
     # the oracle predicts each interval's time exactly: a bound, not a controller to pick
     guarded = [r for r in savings.rows if "guarded: EDP saving %" in s_cols
                and r[s_cols.index("guarded: EDP saving %")] is not None and r[0] != "oracle"]

@@ -3,7 +3,15 @@ tables (the demo itself runs in test_cli_commands)."""
 
 import pytest
 
-from gpudb.demo import accuracy_summary, closing_paragraph, readable, savings_summary, verdict
+from gpudb.demo import (
+    accuracy_summary,
+    closing_paragraph,
+    kernel_length_line,
+    objectives_summary,
+    readable,
+    savings_summary,
+    verdict,
+)
 from gpudb.evaluate import Table
 from gpudb.output import format_rows
 
@@ -58,16 +66,19 @@ def test_accuracy_and_savings_summaries_and_the_paragraph():
          ("replay oracle", "paper", 0.7, 8.0, 7.8, None)])
     sav = savings_summary(control)
     assert sav.columns == ["policy", "EDP saving %", "time change %", "guarded: EDP saving %",
-                           "guarded: time change %", "paper 000 EDP %", "verdict"]
-    assert sav.rows == [("dynamic_optimal", 10.1, -0.6, None, None, None, ""),
-                        ("crisp", -5.1, 10.2, 5.0, 1.3, 10.7, "below paper"),
-                        ("oracle", 7.8, 0.7, 6.5, 0.4, None, "")]
+                           "guarded: time change %", "paper 000 EDP %", "verdict",
+                           "guarded: verdict"]
+    # the guarded controller gets its verdict against the same paper figure
+    assert sav.rows == [("dynamic_optimal", 10.1, -0.6, None, None, None, "", None),
+                        ("crisp", -5.1, 10.2, 5.0, 1.3, 10.7, "below paper", "below paper"),
+                        ("oracle", 7.8, 0.7, 6.5, 0.4, None, "", "")]
     text = closing_paragraph(acc, sav)
     assert text == (
         "Prediction error agrees with paper 000 for stall (32.5% against 35%). It is higher "
         "than the paper reports for crisp (10.5% against 4%). The papers' own controllers, "
         "run as the papers give them, save less EDP than paper 000 reports: crisp (-5.1% "
-        "against 10.7%). With gpudb's guard the best controller is crisp (5.0% EDP saving). "
+        "against 10.7%). With gpudb's guard they are below the paper for crisp (5.0% against "
+        "10.7%). With gpudb's guard the best controller is crisp (5.0% EDP saving). "
         "The kernels are synthetic, not the papers' benchmarks; README.md, \"Where gpudb "
         "differs from the papers\", measures the cause of each difference.")
 
@@ -85,3 +96,56 @@ def test_without_matplotlib_the_figures_are_one_hint_and_no_folder(tmp_path, mon
     with pytest.raises(GpudbError, match=r"pip install 'gpudb\[plot\]'"):
         write_figures(None, folder, demo_figures("gtx480", "default", "default/twoslope_lm"))
     assert not folder.exists()
+
+
+def _control(rows):
+    return Table(["policy", "guard", "time_change_pct", "energy_saving_pct", "edp_saving_pct",
+                  "ed2p_saving_pct", "worst_time_change_pct", "fraction_of_potential",
+                  "fraction_of_memoryless"], rows)
+
+
+def test_objectives_summary_keeps_bounds_and_guarded_controllers():
+    """One row per bound and guarded controller: EDP and ED2P savings, the energy objective's
+    saving with its fractions of the two bounds (paper 004 section 4.3), and energy within
+    the slowdown bound with the mean and worst slowdown; the papers' unguarded rows are
+    left to the EDP table."""
+    tables = {
+        "edp": _control([("dynamic_optimal", "", 1.0, 9.0, 13.18, 15.0, 3.0, 1.0, 1.2),
+                         ("replay crisp", "guarded", 1.3, 6.3, 7.52, 8.0, 4.0, 0.57, 0.7),
+                         ("replay crisp", "paper", 10.2, 4.8, -5.1, -9.0, 30.0, -0.4, -0.5)]),
+        "ed2p": _control([("dynamic_optimal", "", 0.5, 7.0, 11.0, 12.04, 2.0, 1.0, 1.1),
+                          ("replay crisp", "guarded", 1.0, 5.0, 6.0, 5.55, 3.0, 0.5, 0.6)]),
+        "energy": _control([("dynamic_optimal", "", 9.0, 20.0, 5.0, 1.0, 30.0, 1.0, 1.19),
+                            ("replay crisp", "guarded", 5.0, 15.2, 4.0, 1.0, 20.0, 0.764,
+                             0.8449)]),
+        "energy_perf": _control([("dynamic_optimal", "", 0.98, 4.0, 5.0, 6.0, 1.0, 1.0, 1.0),
+                                 ("replay crisp", "guarded", 0.61, 3.04, 3.5, 3.7, 2.46, 0.7,
+                                  0.75)])}
+    out = objectives_summary(tables)
+    assert out.columns == ["policy", "EDP %", "ED2P %", "energy %", "energy: of dyn. opt.",
+                           "energy: of memoryless", "<=1% slower: energy %", "slowdown %",
+                           "worst slowdown %"]
+    assert out.rows == [("dynamic_optimal", 13.2, 12.0, 20.0, 1.0, 1.19, 4.0, 1.0, 1.0),
+                        ("crisp", 7.5, 5.5, 15.2, 0.76, 0.84, 3.0, 0.6, 2.5)]
+
+
+def test_kernel_length_line_counts_intervals_at_the_top_p_state(query_db):
+    """query_db's tiny suite at 1,000 warp instructions per interval, seed 0: the line gives
+    the intervals of each kernel's run at the highest core P-state (counted here directly),
+    the seed and the energy scope."""
+    import gpudb
+
+    con = gpudb.connect(query_db, read_only=True)
+    try:
+        counts = sorted(n for (n,) in con.execute(
+            "SELECT count(*) FROM interval JOIN run USING (run_id) WHERE run.policy = 'fixed' "
+            "AND run.gpu_id = 'gtx480' AND run.kernel_id LIKE 'tiny/%' AND run.core_mhz = 700 "
+            "GROUP BY run.kernel_id").fetchall())
+        line = kernel_length_line(con, "gtx480", "tiny", 0, "chip scope")
+    finally:
+        con.close()
+    median = (counts[0] + counts[-1]) / 2 if len(counts) == 2 else counts[len(counts) // 2]
+    assert line.startswith(f"{len(counts)} kernels of {counts[0]}-{counts[-1]} intervals "
+                           f"(median {median:g}) of 1,000 warp instructions at the highest "
+                           "P-state; seed 0")
+    assert line.endswith("energy in chip scope")

@@ -22,10 +22,15 @@ groups, e.g. ``{op = "alu", n = 4, dep = "prev"}``:
 - ``st``: ``trans``, ``dram_write`` (fraction of transactions written through to DRAM; the
   rest are absorbed by L2).
 - ``shared``: ``trans`` (1 + bank-conflict replays).
+
+A suite may instead derive every kernel from another suite (``base = "default"``) by a
+whole-number rule per kernel, ``ctas_scale`` or ``repeat`` (:func:`_derived_kernels`): the
+``long`` suite is ``default`` at paper scale without a second copy of its programs.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -385,13 +390,101 @@ def _compile_kernel(table: dict, suite: str, where: str) -> KernelSpec:
         program=program)
 
 
+DERIVE_RULES = ("ctas_scale", "repeat")
+
+
+def _derived_kernels(raw: dict, name: str, path: Path) -> list[dict]:
+    """The [[kernel]] tables of a suite derived from another (``base = "default"``).
+
+    Each [[kernel]] of the derived file names one kernel of the base and one whole-number rule:
+    ``ctas_scale = N`` (N times the CTAs: the same CTAs in N times as many waves, for grids that
+    already fill the GPU) or ``repeat = N`` (the kernel's phase sequence run N times in order,
+    for one-wave grids, whose class depends on their few CTAs, and for phased kernels, whose
+    phase order must stay). Every base kernel must have exactly one rule, so the derived suite
+    cannot silently drop a kernel added to its base. A derived kernel keeps the base's
+    category and description (with the derivation appended) and records where it came from
+    in ``derived_from`` (stored with the kernel's spec).
+    """
+    where = str(path)
+    base_ref = raw["base"]
+    if not isinstance(base_ref, str) or not base_ref:
+        raise ConfigError(f"{where}: 'base' must be a suite name or a path, got {base_ref!r}")
+    if base_ref.endswith(".toml") or "/" in base_ref:
+        base_ref = str(path.parent / base_ref)  # a relative path is relative to this file
+    base_path = _resolve(base_ref, "suites")
+    base_raw = _read(base_path)
+    if "base" in base_raw:
+        raise ConfigError(f"{where}: base suite {str(base_path)!r} is itself derived "
+                          "(derive from a suite that lists its kernels)")
+    base_name = str(base_raw.get("name", base_path.stem))
+    base_tables = base_raw.get("kernel")
+    if not isinstance(base_tables, list) or not base_tables:
+        raise ConfigError(f"{base_path}: no [[kernel]] tables")
+    by_name = {t.get("name"): t for t in base_tables if isinstance(t, dict)}
+    rules = raw.get("kernel")
+    if not isinstance(rules, list) or not rules:
+        raise ConfigError(f"{where}: no [[kernel]] tables (one per kernel of base "
+                          f"{base_name!r}, each with {' or '.join(DERIVE_RULES)})")
+    chosen: dict[str, tuple[str, int]] = {}
+    for i, rule in enumerate(rules):
+        kname = rule.get("name") if isinstance(rule, dict) else None
+        if not isinstance(kname, str) or not kname:
+            raise ConfigError(f"{where}: [[kernel]] {i} needs a 'name' (a kernel of "
+                              f"{base_name!r})")
+        kw = f"{where} kernel {kname!r}"
+        unknown = set(rule) - {"name", *DERIVE_RULES}
+        if unknown:
+            raise ConfigError(f"{kw}: unknown field(s) {', '.join(sorted(unknown))} (a derived "
+                              f"suite's kernel has only 'name' and one of "
+                              f"{', '.join(DERIVE_RULES)})")
+        if kname not in by_name:
+            raise ConfigError(f"{kw}: no such kernel in base suite {base_name!r}")
+        if kname in chosen:
+            raise ConfigError(f"{kw}: listed twice")
+        given = [k for k in DERIVE_RULES if k in rule]
+        if len(given) != 1:
+            raise ConfigError(f"{kw}: needs exactly one of {', '.join(DERIVE_RULES)}, "
+                              f"got {len(given)}")
+        chosen[kname] = (given[0], _num(rule, given[0], kw, integer=True))
+    missing = [n for n in by_name if n not in chosen]
+    if missing:
+        raise ConfigError(f"{where}: base kernel(s) {', '.join(missing)} of {base_name!r} have "
+                          f"no rule (add a [[kernel]] with 'name' and one of "
+                          f"{', '.join(DERIVE_RULES)})")
+    tables = []
+    for base_table in base_tables:
+        kname = base_table.get("name")
+        rule, factor = chosen[kname]
+        table = copy.deepcopy(base_table)
+        if rule == "ctas_scale":
+            ctas = _num(base_table, "ctas", f"{base_path} kernel {kname!r}", integer=True)
+            table["ctas"] = ctas * factor
+            how = f"{factor}x the CTAs ({ctas * factor}), i.e. more waves of the same CTAs"
+        else:
+            phases = base_table.get("phase")
+            if not isinstance(phases, list) or not phases:
+                raise ConfigError(f"{base_path} kernel {kname!r}: needs at least one "
+                                  "[[kernel.phase]]")
+            table["phase"] = [copy.deepcopy(p) for _ in range(factor) for p in phases]
+            how = f"its phase sequence run {factor} times in order"
+        table["description"] = (f"{base_table.get('description', '')} Derived for suite "
+                                f"{name!r} from {base_name}/{kname}: {how}.")
+        table["derived_from"] = {"suite": base_name, "kernel": kname, rule: factor}
+        tables.append(table)
+    return tables
+
+
 def load_suite(name_or_path: str | Path) -> Suite:
-    """Load a kernel suite by fixture name (``default``, ``micro``) or TOML path."""
+    """Load a kernel suite by fixture name (``default``, ``micro``, ``long``) or TOML path.
+
+    A suite file either lists its kernels or derives them from another suite (``base``; see
+    :func:`_derived_kernels`).
+    """
     path = _resolve(name_or_path, "suites")
     raw = _read(path)
     where = str(path)
     name = str(raw.get("name", path.stem))
-    kernels = raw.get("kernel")
+    kernels = _derived_kernels(raw, name, path) if "base" in raw else raw.get("kernel")
     if not isinstance(kernels, list) or not kernels:
         raise ConfigError(f"{where}: no [[kernel]] tables")
     specs = tuple(_compile_kernel(k, name, where) for k in kernels)

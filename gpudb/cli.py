@@ -1242,12 +1242,13 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
 
         gpudb --db sim.duckdb evaluate classes --gpu gtx480 --suite default
     """
-    from gpudb.evaluate import PAPER_CLASSES, class_tables
+    from gpudb.evaluate import PAPER_CLASSES, class_tables, length_line
 
     scope = _scope(obj, gpu, suite, do_sweep)
     con = obj.connect(read_only=True)
     try:
         summary, kernels = class_tables(con, scope.gpu, scope.suite)
+        length = length_line(con, scope.gpu, scope.suite)
     finally:
         con.close()
     if not kernels.rows:
@@ -1261,7 +1262,7 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
         click.echo("\nper kernel:")
     output_rows(kernels.columns, kernels.rows, fmt)
     if fmt in HUMAN_FORMATS:
-        click.echo("\n" + "\n".join(PAPER_CLASSES))
+        click.echo(f"\n{length}\n" + "\n".join(PAPER_CLASSES))
 
 
 @evaluate.command("control")

@@ -301,7 +301,7 @@ def class_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str) -> tuple[
                     "store_stall_share", "slowdown_top_to_low"]
     kernel_cols = ["kernel_id", "category", "paper_000_class", "computation_share",
                    "load_outstanding_share", "crit_share", "lead_share", "stall_share",
-                   "store_stall_share", "slowdown_top_to_low"]
+                   "store_stall_share", "slowdown_top_to_low", "intervals"]
     summary = [tuple(r[at[c]] for c in summary_cols) for r in rows if r[at["kernel_id"]] is None]
     kernels = [tuple(r[at[c]] for c in kernel_cols) for r in rows
                if r[at["kernel_id"]] is not None]
@@ -364,3 +364,21 @@ def equalizer_over_seeds(tables: list[Table]) -> Table:
     table = with_verdict(table, "speedup_pct", "paper_001_speedup_pct", "speedup_verdict")
     return with_verdict(table, "chip_energy_change_pct", "paper_001_energy_change_pct",
                         "energy_verdict")
+
+
+def length_line(con: duckdb.DuckDBPyConnection, gpu: str, suite: str) -> str | None:
+    """One line: how long the suite's kernels run at the highest core P-state, in intervals
+    (min, median, max) of how many warp instructions (query workload_class); None if no
+    kernel has per-interval counters there."""
+    columns, rows = run_query(con, "workload_class", {"gpu_id": gpu, "suite": suite})
+    at = {c: i for i, c in enumerate(columns)}
+    rows = [r for r in rows if r[at["kernel_id"]] is not None]
+    if not rows:
+        return None
+    counts = sorted(int(r[at["intervals"]]) for r in rows)
+    sizes = sorted({int(r[at["interval_instructions"]]) for r in rows})
+    mid = len(counts) // 2
+    median = counts[mid] if len(counts) % 2 else (counts[mid - 1] + counts[mid]) / 2
+    return (f"kernel length at the highest core P-state: {counts[0]}-{counts[-1]} intervals "
+            f"(median {median:g}) of {' or '.join(f'{n:,}' for n in sizes)} warp instructions, "
+            f"{len(counts)} kernels")

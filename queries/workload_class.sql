@@ -3,14 +3,16 @@
    000 section 4 calls a kernel compute-bound at >= 75%), the shares with a load outstanding,
    on CRIT's critical path (paper 004 section 3.1.1), on LEAD's leading loads, stalled with a
    load outstanding (STALL) and stalled on stores (paper 000 section 3.3), and the slowdown from
-   the top to the lowest core P-state. One row per kernel, then one per category and class with
-   the mean and range of each share ('all' rows summarise the whole suite). Fixed simulated
-   runs at the nominal memory clock, all SMs, the largest CTA limit, one seed.
+   the top to the lowest core P-state, and the kernel's length there in intervals (of
+   interval_instructions warp instructions each). One row per kernel, then one per category
+   and class with the mean and range of each share ('all' rows summarise the whole suite).
+   Fixed simulated runs at the nominal memory clock, all SMs, the largest CTA limit, one seed.
    Parameters: :gpu_id  one GPU (default: every GPU)
                :suite   one kernel suite (default: every suite)
                :seed    the runs' seed (default: each kernel's lowest) */
 WITH runs AS (
-    SELECT r.run_id, r.gpu_id, r.kernel_id, r.core_mhz, r.time_ns, t.top_core_mhz,
+    SELECT r.run_id, r.gpu_id, r.kernel_id, r.core_mhz, r.time_ns, r.interval_instructions,
+           t.top_core_mhz,
            min(r.core_mhz) OVER (PARTITION BY r.gpu_id, r.kernel_id) AS low_core_mhz
     FROM run AS r
     JOIN gpu AS g USING (gpu_id)
@@ -38,7 +40,8 @@ per_kernel AS (
         sum(i.crit_path_cycles) / sum(i.cycles) AS crit_share,
         sum(i.leading_load_cycles) / sum(i.cycles) AS lead_share,
         sum(i.stall_cycles) / sum(i.cycles) AS stall_share,
-        sum(i.crisp_store_stall_cycles) / sum(i.cycles) AS store_stall_share
+        sum(i.crisp_store_stall_cycles) / sum(i.cycles) AS store_stall_share,
+        count(*) AS intervals, max(r.interval_instructions) AS interval_instructions
     FROM runs AS r
     JOIN interval AS i USING (run_id)
     JOIN kernel AS k USING (kernel_id)
@@ -61,14 +64,14 @@ classified AS (
 )
 SELECT gpu_id, kernel_id, category, paper_000_class, 1 AS kernels,
        computation_share, load_outstanding_share, crit_share, lead_share, stall_share,
-       store_stall_share, slowdown_top_to_low,
+       store_stall_share, slowdown_top_to_low, intervals, interval_instructions,
        NULL::DOUBLE AS load_outstanding_min, NULL::DOUBLE AS load_outstanding_max,
        NULL::DOUBLE AS crit_min, NULL::DOUBLE AS crit_max
 FROM classified
 UNION ALL
 SELECT gpu_id, NULL, coalesce(category, 'all'), coalesce(paper_000_class, 'all'), count(*),
        avg(computation_share), avg(load_outstanding_share), avg(crit_share), avg(lead_share),
-       avg(stall_share), avg(store_stall_share), avg(slowdown_top_to_low),
+       avg(stall_share), avg(store_stall_share), avg(slowdown_top_to_low), NULL, NULL,
        min(load_outstanding_share), max(load_outstanding_share), min(crit_share),
        max(crit_share)
 FROM classified

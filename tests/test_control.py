@@ -14,6 +14,7 @@ from gpudb.control.energy import predict_energy
 from gpudb.control.guard import GUARDED, PAPER, Guard
 from gpudb.control.offline import POLICIES, PolicyResult, load_outcomes
 from gpudb.control.results import evaluate, replay
+from gpudb.evaluate import length_line
 from gpudb.queries import run_query
 
 # (time ns, energy J) of intervals 0-2 at each core MHz: hand-made numbers, not simulator output.
@@ -375,6 +376,7 @@ def test_workload_class_shares_by_hand(sim_db):
         assert row[at["crit_share"]] == pytest.approx(sum(i[7] for i in top) / cycles)
         assert row[at["paper_000_class"]] == (
             "compute-bound" if computation >= 0.75 else "memory-bound")
+        assert row[at["intervals"]] == len(top)
         slow = [i[2] for i in intervals if i[0] == kernel and i[1] == 100][0]
         fast = [i[2] for i in intervals if i[0] == kernel and i[1] == 700][0]
         assert row[at["slowdown_top_to_low"]] == pytest.approx(slow / fast)
@@ -383,6 +385,15 @@ def test_workload_class_shares_by_hand(sim_db):
     assert overall[at["kernels"]] == 2
     assert overall[at["computation_share"]] == pytest.approx(
         sum(r[at["computation_share"]] for r in kernels.values()) / 2)
+    counts = sorted(len([i for i in intervals if i[0] == k and i[1] == 700]) for k in kernels)
+    con = gpudb.connect(sim_db, read_only=True)
+    [(size,)] = con.execute("SELECT DISTINCT interval_instructions FROM run WHERE kernel_id "
+                            "LIKE 'ctltiny/%' AND core_mhz = 700").fetchall()
+    line = length_line(con, "gtx480", "ctltiny")
+    con.close()
+    assert line == (f"kernel length at the highest core P-state: {counts[0]}-{counts[1]} "
+                    f"intervals (median {sum(counts) / 2:g}) of {size:,} warp instructions, "
+                    "2 kernels")
 
 
 def test_runs_without_the_slot_counters_ask_for_a_new_sweep(hand_db, sim_db):

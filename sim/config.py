@@ -24,8 +24,9 @@ groups, e.g. ``{op = "alu", n = 4, dep = "prev"}``:
 - ``shared``: ``trans`` (1 + bank-conflict replays).
 
 A suite may instead derive every kernel from another suite (``base = "default"``) by a
-whole-number rule per kernel, ``ctas_scale`` or ``repeat`` (:func:`_derived_kernels`): the
-``long`` suite is ``default`` at paper scale without a second copy of its programs.
+whole-number rule per kernel, ``ctas_scale`` or ``iterations_scale``
+(:func:`_derived_kernels`): the ``long`` suite is ``default`` at paper scale without a second
+copy of its programs.
 """
 
 from __future__ import annotations
@@ -390,7 +391,7 @@ def _compile_kernel(table: dict, suite: str, where: str) -> KernelSpec:
         program=program)
 
 
-DERIVE_RULES = ("ctas_scale", "repeat")
+DERIVE_RULES = ("ctas_scale", "iterations_scale")
 
 
 def _derived_kernels(raw: dict, name: str, path: Path) -> list[dict]:
@@ -398,9 +399,12 @@ def _derived_kernels(raw: dict, name: str, path: Path) -> list[dict]:
 
     Each [[kernel]] of the derived file names one kernel of the base and one whole-number rule:
     ``ctas_scale = N`` (N times the CTAs: the same CTAs in N times as many waves, for grids that
-    already fill the GPU) or ``repeat = N`` (the kernel's phase sequence run N times in order,
-    for one-wave grids, whose class depends on their few CTAs, and for phased kernels, whose
-    phase order must stay). Every base kernel must have exactly one rule, so the derived suite
+    already fill the GPU) or ``iterations_scale = N`` (each phase's loop N times as long, the
+    phases in the same order, for one-wave grids, whose class depends on their few CTAs, and
+    for phased kernels). Running the phase sequence N times instead would not keep a phased
+    kernel's phases: its warps drift apart over the repetitions until every SM mixes them
+    (measured on phase_cache_compute, whose intervals then all have a load outstanding).
+    Every base kernel must have exactly one rule, so the derived suite
     cannot silently drop a kernel added to its base. A derived kernel keeps the base's
     category and description (with the derivation appended) and records where it came from
     in ``derived_from`` (stored with the kernel's spec).
@@ -461,12 +465,14 @@ def _derived_kernels(raw: dict, name: str, path: Path) -> list[dict]:
             table["ctas"] = ctas * factor
             how = f"{factor}x the CTAs ({ctas * factor}), i.e. more waves of the same CTAs"
         else:
+            bw = f"{base_path} kernel {kname!r}"
             phases = base_table.get("phase")
             if not isinstance(phases, list) or not phases:
-                raise ConfigError(f"{base_path} kernel {kname!r}: needs at least one "
-                                  "[[kernel.phase]]")
-            table["phase"] = [copy.deepcopy(p) for _ in range(factor) for p in phases]
-            how = f"its phase sequence run {factor} times in order"
+                raise ConfigError(f"{bw}: needs at least one [[kernel.phase]]")
+            for p, phase in enumerate(table["phase"]):
+                phase["iterations"] = factor * _num(phase, "iterations", f"{bw} phase {p}",
+                                                    integer=True)
+            how = f"each phase's loop {factor}x as long, in the same order"
         table["description"] = (f"{base_table.get('description', '')} Derived for suite "
                                 f"{name!r} from {base_name}/{kname}: {how}.")
         table["derived_from"] = {"suite": base_name, "kernel": kname, rule: factor}

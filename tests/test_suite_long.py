@@ -25,40 +25,27 @@ def test_long_suite_is_default_at_200_intervals_each():
         rule = k.raw["derived_from"]
         assert rule["suite"] == "default" and rule["kernel"] == s.name
         # the least whole factor reaching 200 intervals: chosen by the rule, not by a result
-        factor = rule.get("ctas_scale") or rule.get("repeat")
+        factor = rule.get("ctas_scale") or rule.get("iterations_scale")
         assert (factor - 1) * s.warp_instructions < MIN_INTERVALS * DEFAULT_INTERVAL_INSTRUCTIONS
         assert k.warp_instructions == factor * s.warp_instructions
         assert (k.warps_per_cta, k.footprint_bytes, k.shared_bytes_per_cta) == (
             s.warps_per_cta, s.footprint_bytes, s.shared_bytes_per_cta)
         one_wave = s.ctas <= s.cta_slots(gpu) * gpu.n_sm
-        if "repeat" in rule:
-            # one-wave grids keep their CTAs (their class is their occupancy) and run their
-            # phases again in the same order
+        if "iterations_scale" in rule:
+            # one-wave grids keep their CTAs (their class is their occupancy) and run each
+            # phase longer, the same program in the same order
             assert one_wave and s.category in ("unsaturated", "phased"), s.name
             assert k.ctas == s.ctas
-            n = len(s.program["ph_len"])
-            for key in ("ph_len", "ph_iters"):
-                assert np.array_equal(k.program[key], np.tile(s.program[key], factor))
-            assert np.array_equal(k.program["op"], np.tile(s.program["op"], factor))
-            assert len(k.program["ph_len"]) == factor * n
+            assert np.array_equal(k.program["ph_iters"], factor * s.program["ph_iters"])
+            for key in ("op", "dep0", "dep1", "trans", "pl1", "pl2", "pwr", "ph_start",
+                        "ph_len"):
+                assert np.array_equal(k.program[key], s.program[key]), (s.name, key)
         else:
             # grids that fill the GPU get more waves of the same CTAs
             assert not one_wave, s.name
             assert k.ctas == factor * s.ctas
             for key in ("op", "dep0", "dep1", "trans", "pl1", "pl2", "pwr", "ph_len", "ph_iters"):
                 assert np.array_equal(k.program[key], s.program[key]), (s.name, key)
-
-
-def test_repeated_phases_keep_their_dependences():
-    # each copy of a phase resolves its labels inside itself: the copies' dependences are
-    # the original's shifted by the copy's first instruction
-    s, k = load_suite("default").kernel("phase_alternating"), load_suite("long").kernel(
-        "phase_alternating")
-    n = len(s.program["op"])
-    for copy in range(1, 3):
-        for key in ("dep0", "dep1"):
-            orig, rep = s.program[key], k.program[key][copy * n:(copy + 1) * n]
-            assert np.array_equal(np.where(orig >= 0, orig + copy * n, -1), rep), key
 
 
 def _write(tmp_path, text, name="derived.toml"):
@@ -96,33 +83,35 @@ def test_derived_suite_by_path(tmp_path):
     _write(tmp_path, BASE, "base.toml")
     path = _write(tmp_path, 'name = "big"\nbase = "base.toml"\n'
                             '[[kernel]]\nname = "b"\nctas_scale = 3\n'
-                            '[[kernel]]\nname = "a"\nrepeat = 2\n')
+                            '[[kernel]]\nname = "a"\niterations_scale = 2\n')
     suite = load_suite(path)
     a, b = suite.kernels                           # in the base's order
     assert (a.kernel_id, b.kernel_id) == ("big/a", "big/b")
     assert a.ctas == 4 and a.warp_instructions == 2 * 4 * 2 * (3 * 2 + 1 * 2)
-    assert list(a.program["ph_iters"]) == [3, 1, 3, 1]
+    assert list(a.program["ph_iters"]) == [6, 2]
     assert b.ctas == 6 and b.warp_instructions == 3 * 2 * 5
     assert b.description == ("synthetic b Derived for suite 'big' from base/b: 3x the CTAs (6), "
                              "i.e. more waves of the same CTAs.")
-    assert a.raw["derived_from"] == {"suite": "base", "kernel": "a", "repeat": 2}
+    assert a.raw["derived_from"] == {"suite": "base", "kernel": "a", "iterations_scale": 2}
+    assert a.description == ("synthetic a Derived for suite 'big' from base/a: each phase's "
+                             "loop 2x as long, in the same order.")
 
 
 @pytest.mark.parametrize("rules, message", [
-    ('[[kernel]]\nname = "a"\nrepeat = 2\n', "base kernel(s) b of 'base' have no rule"),
-    ('[[kernel]]\nname = "a"\nrepeat = 2\n[[kernel]]\nname = "b"\nrepeat = 2\n'
-     '[[kernel]]\nname = "c"\nrepeat = 2\n', "kernel 'c': no such kernel in base suite 'base'"),
-    ('[[kernel]]\nname = "a"\nrepeat = 2\n[[kernel]]\nname = "a"\nrepeat = 3\n',
+    ('[[kernel]]\nname = "a"\niterations_scale = 2\n', "base kernel(s) b of 'base' have no rule"),
+    ('[[kernel]]\nname = "a"\niterations_scale = 2\n[[kernel]]\nname = "b"\niterations_scale = 2\n'
+     '[[kernel]]\nname = "c"\niterations_scale = 2\n', "kernel 'c': no such kernel in base suite 'base'"),
+    ('[[kernel]]\nname = "a"\niterations_scale = 2\n[[kernel]]\nname = "a"\niterations_scale = 3\n',
      "kernel 'a': listed twice"),
-    ('[[kernel]]\nname = "a"\nrepeat = 2\nctas_scale = 2\n[[kernel]]\nname = "b"\nrepeat = 1\n',
-     "kernel 'a': needs exactly one of ctas_scale, repeat, got 2"),
-    ('[[kernel]]\nname = "a"\n[[kernel]]\nname = "b"\nrepeat = 1\n',
-     "kernel 'a': needs exactly one of ctas_scale, repeat, got 0"),
-    ('[[kernel]]\nname = "a"\nrepeat = 1.5\n[[kernel]]\nname = "b"\nrepeat = 1\n',
-     "'repeat' must be a whole number"),
-    ('[[kernel]]\nname = "a"\nctas_scale = 0\n[[kernel]]\nname = "b"\nrepeat = 1\n',
+    ('[[kernel]]\nname = "a"\niterations_scale = 2\nctas_scale = 2\n[[kernel]]\nname = "b"\niterations_scale = 1\n',
+     "kernel 'a': needs exactly one of ctas_scale, iterations_scale, got 2"),
+    ('[[kernel]]\nname = "a"\n[[kernel]]\nname = "b"\niterations_scale = 1\n',
+     "kernel 'a': needs exactly one of ctas_scale, iterations_scale, got 0"),
+    ('[[kernel]]\nname = "a"\niterations_scale = 1.5\n[[kernel]]\nname = "b"\niterations_scale = 1\n',
+     "'iterations_scale' must be a whole number"),
+    ('[[kernel]]\nname = "a"\nctas_scale = 0\n[[kernel]]\nname = "b"\niterations_scale = 1\n',
      "'ctas_scale' must be > 0"),
-    ('[[kernel]]\nname = "a"\nrepeat = 2\nctas = 9\n[[kernel]]\nname = "b"\nrepeat = 1\n',
+    ('[[kernel]]\nname = "a"\niterations_scale = 2\nctas = 9\n[[kernel]]\nname = "b"\niterations_scale = 1\n',
      "kernel 'a': unknown field(s) ctas"),
     ('', "no [[kernel]] tables (one per kernel of base 'base'"),
 ])
@@ -143,14 +132,14 @@ def test_bad_bases_are_clear(tmp_path):
         load_suite(_write(tmp_path, 'base = 3\n'))
 
 
-def test_long_kernels_run_their_repeats_in_the_simulator(tmp_path):
-    """A repeated phase sequence runs every copy: a derived kernel at repeat 3 executes 3x
-    the instructions of its base (small kernels, one run each)."""
+def test_derived_kernels_run_factor_times_the_instructions(tmp_path):
+    """A derived kernel executes factor x its base's instructions: longer phase loops, or
+    more CTAs (small kernels, one run each)."""
     from sim.model import simulate
 
     _write(tmp_path, BASE, "base.toml")
     path = _write(tmp_path, 'name = "big"\nbase = "base.toml"\n'
-                            '[[kernel]]\nname = "a"\nrepeat = 3\n'
+                            '[[kernel]]\nname = "a"\niterations_scale = 3\n'
                             '[[kernel]]\nname = "b"\nctas_scale = 4\n')
     gpu = load_gpu("gtx480")
     base, big = load_suite(tmp_path / "base.toml"), load_suite(path)

@@ -1062,7 +1062,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
             with run_progress("dynamic optimal runs") as progress:
                 _, unrunnable = schedule_run.simulate(
                     con, objectives, max_loss_pct, scope.gpu, scope.suite, energy_scopes,
-                    progress=progress, seeds=run_seeds)
+                    progress=progress, seeds=run_seeds, workers=os.cpu_count() or 1)
             if unrunnable and fmt in HUMAN_FORMATS:
                 click.echo(f"{unrunnable} dynamic-optimal schedules not run: their GPU is not "
                            "a shipped simulator configuration", err=True)
@@ -1350,7 +1350,7 @@ def _readable_demo(obj: Context, scope) -> None:
         # the achievable bound of the table below: the EDP schedule run in the closed loop
         with run_progress("dynamic optimal runs") as progress:
             schedule_run.simulate(con, ["edp"], 1.0, scope.gpu, scope.suite, ("chip",),
-                                  progress=progress, seeds=[seed])
+                                  progress=progress, seeds=[seed], workers=os.cpu_count() or 1)
         # EDP in both energy scopes (the figures count the run's), the other objectives in
         # the chip's, the papers'
         others = ["ed2p", "energy", "energy_perf"]

@@ -24,6 +24,7 @@ from sim.config import ConfigError, GpuConfig, KernelSpec, Suite
 from sim.model import (
     DEFAULT_INTERVAL_INSTRUCTIONS,
     SimResult,
+    Simulation,
     check_run,
     check_setting,
     run_id,
@@ -44,6 +45,9 @@ class Task:
     interval_instructions: int
     seed: int
     run_id: str
+    # a closed-loop run: a picklable sim.model.Controller deciding between intervals (None:
+    # the run stays at its setting)
+    controller: object | None = None
 
 
 def plan(gpu: GpuConfig, suite: Suite, kernels: list[str] | None = None,
@@ -119,6 +123,10 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
 
 
 def _simulate(task: Task) -> SimResult:
+    if task.controller is not None:
+        return Simulation(task.gpu, task.kernel, task.core_mhz, task.mem_mhz, task.n_sm,
+                          task.ctas_per_sm, task.interval_instructions,
+                          task.seed).run(task.controller)
     return simulate(task.gpu, task.kernel, task.core_mhz, task.mem_mhz, task.n_sm,
                     task.ctas_per_sm, task.interval_instructions, task.seed)
 

@@ -14,6 +14,7 @@ variant; the schedule in the run_id). Its totals are control_result's policy
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -108,13 +109,13 @@ def simulate(con: duckdb.DuckDBPyConnection, objectives: Iterable[str], max_loss
              gpu_id: str | None = None, suite: str | None = None,
              scopes: Iterable[str] = ("run", "chip"),
              progress: Callable[[int, int], None] | None = None,
-             seeds: Iterable[int | None] = (None,)) -> tuple[int, int]:
+             seeds: Iterable[int | None] = (None,), workers: int = 1) -> tuple[int, int]:
     """Run in the closed loop every dynamic-optimal schedule (each objective and scope) whose
-    run is not stored yet, storing each run whole as it finishes (an interrupted call keeps
-    those). Returns (runs simulated, schedules that cannot be run: GPUs other than a shipped
+    run is not stored yet, in ``workers`` processes, storing each run whole as it
+    finishes (an interrupted call keeps those). Returns (runs simulated, schedules that cannot be run: GPUs other than a shipped
     simulator configuration)."""
     from gpudb.runs import ensure_experiment, write_run
-    from sim.model import Simulation
+    from sim.sweep import Task, simulate_tasks
 
     todo = [j for seed in seeds for scope in scopes for objective in objectives
             for j in jobs(con, objective, max_loss_pct, gpu_id, suite, scope, seed)]
@@ -125,18 +126,23 @@ def simulate(con: duckdb.DuckDBPyConnection, objectives: Iterable[str], max_loss
     missing = {j.run_id: j for j in runnable if j.run_id not in stored}  # one run per schedule
     if progress:
         progress(0, len(missing))
-    for n, job in enumerate(missing.values()):
-        s = job.simulation
-        eid = ensure_experiment(con, f"dynamic-optimal-run-{s['gpu'].name}-{s['kernel'].suite}",
-                                f"the dynamic optimal's schedules run in the closed loop on "
-                                f"{s['gpu'].name}, suite {s['kernel'].suite}")
-        result = Simulation(s["gpu"], s["kernel"], s["core_mhz"], s["mem_mhz"], s["n_sm"],
-                            s["ctas_per_sm"], s["interval_instructions"],
-                            s["seed"]).run(job.controller)
-        result.run.update(job.controller.columns)
-        write_run(con, result, eid)
-        if progress:
-            progress(n + 1, len(missing))
+    tasks = [Task(s["gpu"], s["kernel"], float(s["core_mhz"]), float(s["mem_mhz"]),
+                  int(s["n_sm"]), s["ctas_per_sm"], int(s["interval_instructions"]),
+                  int(s["seed"]), rid, job.controller)
+             for rid, job in missing.items() for s in (job.simulation,)]
+    # in worker processes as a sweep's runs (sim.sweep), each stored as it finishes
+    with contextlib.closing(simulate_tasks(tasks, workers)) as results:
+        for n, result in enumerate(results):
+            job = missing[result.run["run_id"]]
+            s = job.simulation
+            eid = ensure_experiment(
+                con, f"dynamic-optimal-run-{s['gpu'].name}-{s['kernel'].suite}",
+                f"the dynamic optimal's schedules run in the closed loop on {s['gpu'].name}, "
+                f"suite {s['kernel'].suite}")
+            result.run.update(job.controller.columns)
+            write_run(con, result, eid)
+            if progress:
+                progress(n + 1, len(missing))
     return len(missing), len(todo) - len(runnable)
 
 

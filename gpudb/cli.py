@@ -1435,6 +1435,8 @@ def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
     return [*hints,
             f"query clock_trace -p kernel_id {kernel}   # clocks per controller",
             f"evaluate control{where} --objective energy_perf   # energy within 1% slowdown",
+            f"evaluate control{' --gpu ' + gpu if gpu != 'gtx480' else ''} --suite long "
+            "--seeds 0,1,2 --scope chip   # paper-scale kernels (>= 200 intervals), 3 seeds",
             f"evaluate classes{where}                  # the suite beside the papers' classes",
             f"control{where} --predictor crisp_gpudb --kernel {kernel.split('/', 1)[1]}"
             "   # closed loop"]

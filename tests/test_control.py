@@ -139,6 +139,25 @@ def test_dynamic_optimal_is_the_exact_optimum(hand_db, objective, weight):
     assert dynamic.energy_j * dynamic.time_ns ** weight == pytest.approx(best)
 
 
+def test_dynamic_optimal_is_memoised_on_the_outcomes_contents(hand_db):
+    """A second call with the same outcomes returns the same schedule (from the cache) as a
+    copy its caller may change; other energies are another key and another schedule."""
+    from dataclasses import replace
+
+    con = gpudb.connect(hand_db, read_only=True)
+    [kernel] = load_outcomes(con)
+    con.close()
+    first = POLICIES["dynamic_optimal"](kernel, "energy", 0.01)
+    first.settings.append(0.0)
+    again = POLICIES["dynamic_optimal"](kernel, "energy", 0.01)
+    assert again.settings == [500, 300, 500] and again.energy_j == 8 + 7 + 8
+    # the same kernel with 300 MHz made dear: the schedule leaves it
+    dear = kernel.energy_j.copy()
+    dear[0, :] += 100.0
+    other = POLICIES["dynamic_optimal"](replace(kernel, energy_j=dear), "energy", 0.01)
+    assert 300 not in other.settings
+
+
 def test_dynamic_optimal_is_never_worse_and_static_is_the_best_fixed_run(hand_db):
     con = gpudb.connect(hand_db)
     evaluate(con, ["proportional", "oracle"], ["energy", "edp", "ed2p", "energy_perf"])

@@ -16,7 +16,7 @@ def test_long_suite_is_default_at_200_intervals_each():
     assert long.name == "long"
     assert [k.name for k in long.kernels] == [k.name for k in short.kernels]
     gpu = load_gpu("gtx480")
-    for s, k in zip(short.kernels, long.kernels):
+    for s, k in zip(short.kernels, long.kernels, strict=True):
         assert k.kernel_id == f"long/{s.name}"
         assert k.category == s.category
         assert "ynthetic" in k.description and k.description.startswith(s.description)
@@ -100,18 +100,22 @@ def test_derived_suite_by_path(tmp_path):
 @pytest.mark.parametrize("rules, message", [
     ('[[kernel]]\nname = "a"\niterations_scale = 2\n', "base kernel(s) b of 'base' have no rule"),
     ('[[kernel]]\nname = "a"\niterations_scale = 2\n[[kernel]]\nname = "b"\niterations_scale = 2\n'
-     '[[kernel]]\nname = "c"\niterations_scale = 2\n', "kernel 'c': no such kernel in base suite 'base'"),
+     '[[kernel]]\nname = "c"\niterations_scale = 2\n',
+     "kernel 'c': no such kernel in base suite 'base'"),
     ('[[kernel]]\nname = "a"\niterations_scale = 2\n[[kernel]]\nname = "a"\niterations_scale = 3\n',
      "kernel 'a': listed twice"),
-    ('[[kernel]]\nname = "a"\niterations_scale = 2\nctas_scale = 2\n[[kernel]]\nname = "b"\niterations_scale = 1\n',
+    ('[[kernel]]\nname = "a"\niterations_scale = 2\nctas_scale = 2\n'
+     '[[kernel]]\nname = "b"\niterations_scale = 1\n',
      "kernel 'a': needs exactly one of ctas_scale, iterations_scale, got 2"),
     ('[[kernel]]\nname = "a"\n[[kernel]]\nname = "b"\niterations_scale = 1\n',
      "kernel 'a': needs exactly one of ctas_scale, iterations_scale, got 0"),
-    ('[[kernel]]\nname = "a"\niterations_scale = 1.5\n[[kernel]]\nname = "b"\niterations_scale = 1\n',
+    ('[[kernel]]\nname = "a"\niterations_scale = 1.5\n'
+     '[[kernel]]\nname = "b"\niterations_scale = 1\n',
      "'iterations_scale' must be a whole number"),
     ('[[kernel]]\nname = "a"\nctas_scale = 0\n[[kernel]]\nname = "b"\niterations_scale = 1\n',
      "'ctas_scale' must be > 0"),
-    ('[[kernel]]\nname = "a"\niterations_scale = 2\nctas = 9\n[[kernel]]\nname = "b"\niterations_scale = 1\n',
+    ('[[kernel]]\nname = "a"\niterations_scale = 2\nctas = 9\n'
+     '[[kernel]]\nname = "b"\niterations_scale = 1\n',
      "kernel 'a': unknown field(s) ctas"),
     ('', "no [[kernel]] tables (one per kernel of base 'base'"),
 ])

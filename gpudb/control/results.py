@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable
 import duckdb
 import pyarrow as pa
 
-from gpudb.control.guard import GUARDED, PAPER, Guard
 from gpudb.control import schedule_run
+from gpudb.control.guard import GUARDED, PAPER, Guard
 from gpudb.control.offline import (
     POLICIES,
     SCOPES,

@@ -111,9 +111,9 @@ def simulate(con: duckdb.DuckDBPyConnection, objectives: Iterable[str], max_loss
              progress: Callable[[int, int], None] | None = None,
              seeds: Iterable[int | None] = (None,), workers: int = 1) -> tuple[int, int]:
     """Run in the closed loop every dynamic-optimal schedule (each objective and scope) whose
-    run is not stored yet, in ``workers`` processes, storing each run whole as it
-    finishes (an interrupted call keeps those). Returns (runs simulated, schedules that cannot be run: GPUs other than a shipped
-    simulator configuration)."""
+    run is not stored yet, in ``workers`` processes, storing each run whole as it finishes
+    (an interrupted call keeps those). Returns (runs simulated, schedules that cannot be run:
+    GPUs other than a shipped simulator configuration)."""
     from gpudb.runs import ensure_experiment, write_run
     from sim.sweep import Task, simulate_tasks
 

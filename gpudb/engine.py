@@ -1,7 +1,7 @@
 """SQLAlchemy access: an Engine (duckdb-engine) whose connections have gpudb's UDFs and views,
 opened locked down like every gpudb connection.
 
-Table reflection does not work with this driver (DESIGN.md section 7), so the core tables are
+Table reflection does not work with this driver (docs/DESIGN.md section 7), so the core tables are
 declared in :mod:`gpudb.tables`; use them with SQLAlchemy Core, e.g.
 ``select(tables.run.c.kernel_id).where(tables.run.c.core_mhz == 700)``.
 """

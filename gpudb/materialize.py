@@ -1,7 +1,7 @@
 """Materialised predictions: the `prediction` view written to a plain table.
 
 The view calls gpudb's Python UDFs, so a teammate with a plain DuckDB client cannot query it
-(DESIGN.md section 7); `gpudb materialize` writes it to ``prediction_materialized``, which any
+(docs/DESIGN.md section 7); `gpudb materialize` writes it to ``prediction_materialized``, which any
 client can read. A fingerprint of the runs, intervals and view definitions at that moment is
 kept in ``gpudb_meta`` so ``gpudb info`` can say whether the table is stale.
 """

@@ -1,5 +1,5 @@
 """The one writer of runs: ``run``, ``interval`` and ``metric`` rows and the ``gpu``, ``pstate``,
-``kernel`` and ``experiment`` rows they refer to (DESIGN.md section 2).
+``kernel`` and ``experiment`` rows they refer to (docs/DESIGN.md section 2).
 
 Sweeps (gpudb.sweep), closed-loop control (gpudb.control.closed_loop), ingest (gpudb.ingest)
 and merge (gpudb.transfer) all write them through here, so one set of rules holds for every
@@ -11,7 +11,7 @@ run, whatever produced it:
 - a referenced row (GPU, P-state, kernel, experiment) is added when its key is missing and
   never replaced;
 - rows arrive as Arrow tables or as SQL over the connection and go in with one
-  ``INSERT ... SELECT`` each, never row by row (DESIGN.md section 7).
+  ``INSERT ... SELECT`` each, never row by row (docs/DESIGN.md section 7).
 
 Only :func:`write_run` opens a transaction of its own; a caller writing several things at
 once wraps them in :func:`gpudb.db.atomic` (DuckDB has no nested transactions).

@@ -1,7 +1,7 @@
 """``gpudb sweep``: simulate the runs of a sweep that the database lacks, and store them.
 
 The simulator plans and simulates (sim.sweep: worker processes, no database); this module is
-the one writer process of the file (DESIGN.md section 7): it skips the runs stored already
+the one writer process of the file (docs/DESIGN.md section 7): it skips the runs stored already
 (``run_id`` is a content hash of the inputs and SIM_VERSION) and stores each result as it
 arrives through gpudb.runs, each run with its intervals in one transaction, so an interrupted
 sweep keeps every run it finished and a re-run resumes without duplicates. The gpu, kernel and

@@ -1,4 +1,4 @@
--- Core tables of DESIGN.md section 3. Units are in the column names (_ns, _mhz, _v, _j, _w);
+-- Core tables of docs/DESIGN.md section 3. Units are in the column names (_ns, _mhz, _v, _j, _w);
 -- times are nanoseconds unless a name says cycles. Never edit this file once landed: add a
 -- migration instead.
 
@@ -140,7 +140,7 @@ CREATE TABLE interval (
     write_unit_stall_cycles  DOUBLE,
     active_warps_avg         DOUBLE,
     occupancy                DOUBLE CHECK (occupancy BETWEEN 0 AND 1),
-    -- energy (paper 000 section 4 power model; DESIGN.md section 4)
+    -- energy (paper 000 section 4 power model; docs/DESIGN.md section 4)
     core_dynamic_j  DOUBLE CHECK (core_dynamic_j >= 0),
     core_static_j   DOUBLE CHECK (core_static_j >= 0),
     dram_dynamic_j  DOUBLE CHECK (dram_dynamic_j >= 0),

@@ -1,4 +1,4 @@
--- Outcomes of DVFS control policies per kernel (DESIGN.md section 5): trace-replay
+-- Outcomes of DVFS control policies per kernel (docs/DESIGN.md section 5): trace-replay
 -- controllers, the offline policies of paper 004 section 4.3, with the totals of the fixed
 -- runs' intervals at the settings each policy chose. Written by `gpudb evaluate control`
 -- (gpudb/control/); the savings queries compare them with the always-highest baseline.

@@ -1,4 +1,4 @@
-"""sim: a numba, cycle-level abstract model of a Fermi-like GPGPU (DESIGN.md section 4).
+"""sim: a numba, cycle-level abstract model of a Fermi-like GPGPU (docs/DESIGN.md section 4).
 
 A pure library that never imports gpudb: configs in, Arrow runs and intervals out. Public entry
 points: the loaders in :mod:`sim.config`, :func:`sim.model.simulate` and

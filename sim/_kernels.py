@@ -4,12 +4,12 @@ Every function here takes scalars and ndarrays, the state grouped in four namedt
 arrays (:data:`Gpu`, :data:`Program`, :data:`SmState`, :data:`Counters`); :mod:`sim.model`
 validates, allocates and seeds them. The whole call graph of :func:`advance` lives in this
 one module because numba's cache does not notice an edit to a jitted callee in another module
-(DESIGN.md section 7).
+(docs/DESIGN.md section 7).
 :mod:`sim.reference` runs these same functions as plain Python for small cases.
 
 Time: the SMs run in core cycles (int64, ``t``); interconnect/L2 and DRAM latencies are in ns
 (fixed and memory clock domains) and are converted to core cycles with ``ceil`` when a request
-is issued, so they cost more cycles at a higher core clock (DESIGN.md section 4). DRAM channel
+is issued, so they cost more cycles at a higher core clock (docs/DESIGN.md section 4). DRAM channel
 queues keep their own clock in ns.
 
 Event skipping: an SM whose next possible event (an operand becoming ready, a miss returning, a

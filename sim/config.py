@@ -5,7 +5,7 @@ or an installed wheel) or by path. Loading validates everything
 and raises :class:`ConfigError` naming the file, the kernel and the field, so a bad fixture
 never reaches the jitted model.
 
-A kernel is data (DESIGN.md section 4): a grid (``ctas`` x ``warps_per_cta``) and a per-warp
+A kernel is data (docs/DESIGN.md section 4): a grid (``ctas`` x ``warps_per_cta``) and a per-warp
 program of phases, each a loop body run ``iterations`` times. A body is a list of instruction
 groups, e.g. ``{op = "alu", n = 4, dep = "prev"}``:
 

@@ -464,7 +464,8 @@ class Simulation:
         return row
 
     def _energy(self, row: dict, time_ns: float) -> dict:
-        """Energy of an interval, J (DESIGN.md section 4; papers 000 section 4, 001 section V-A).
+        """Energy of an interval, J (docs/DESIGN.md section 4; papers 000 section 4, 001
+        section V-A).
 
         Core dynamic: SM events x energy per event x (V/V0)^2. Core static: leakage x (V/V0)
         (paper 000 section 4: P_static ~ v), for the active SMs' share of the chip. Memory

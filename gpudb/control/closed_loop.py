@@ -1,4 +1,4 @@
-"""Predictor-driven DVFS controllers run inside the simulator (DESIGN.md section 5).
+"""Predictor-driven DVFS controllers run inside the simulator (docs/DESIGN.md section 5).
 
 Between intervals the controller sees the counters of the interval just finished, predicts
 its time at every core P-state with the chosen predictor and its energy with the decision

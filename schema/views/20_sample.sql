@@ -1,6 +1,6 @@
 -- One row per interval (granularity 'interval') and one per run ('run', counters summed over
 -- its intervals), with the predictors' inputs converted from core cycles to ns at the
--- interval's own core clock (DESIGN.md section 3). Measured runs have no intervals: they
+-- interval's own core clock (docs/DESIGN.md section 3). Measured runs have no intervals: they
 -- appear at 'run' granularity with NULL counters, which the predictors turn into NULL.
 --
 -- miss_latency_ns is MISS's fixed memory latency (paper 000 section 2): the GPU's unloaded

@@ -1,4 +1,4 @@
--- The interval outcomes DVFS control is evaluated on (DESIGN.md section 5). One row per
+-- The interval outcomes DVFS control is evaluated on (docs/DESIGN.md section 5). One row per
 -- kernel, seed, core P-state and interval of the kernel's run family: the fixed simulated
 -- runs of one kernel and seed that share everything but the core clock (memory clock, SM
 -- count, CTA limit and interval size), so that interval k is the same work at every setting.

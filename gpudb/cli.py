@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import sys
 import textwrap
@@ -16,7 +17,7 @@ import duckdb
 
 from gpudb import db, trust
 from gpudb.db import GpudbError, first_row
-from gpudb.output import FORMATS, HUMAN_FORMATS, error_line, fetch, format_rows
+from gpudb.output import FORMATS, HUMAN_FORMATS, error_line, fetch, format_rows, json_records
 from gpudb.predictors import names as predictor_names
 
 
@@ -148,8 +149,21 @@ def param_option(command):
                         metavar="NAME VALUE", help="Query parameter (repeatable).")(command)
 
 
-def output_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
+def output_rows(columns: list[str], rows: list[tuple], fmt: str, name: str | None = None) -> None:
+    """Print one table of a command's output. A command that prints several names each one:
+    with 'json' they are gathered into one object of named tables, printed once when the
+    command has succeeded (one document for a parser; nothing on failure); with 'csv' each
+    starts with a line '# table: NAME'. A command printing one table prints it bare."""
+    if name is not None and fmt == "json":
+        tables = click.get_current_context().meta.setdefault(_JSON_TABLES, {})
+        tables[name] = json_records(columns, rows)
+        return
+    if name is not None and fmt == "csv":
+        click.echo(f"# table: {name}")
     click.echo(format_rows(columns, rows, fmt), nl=False)
+
+
+_JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by nested commands
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -170,6 +184,15 @@ def cli(ctx, db_path, read_only):
     """
     ctx.obj = Context(db_path, read_only)
     ctx.with_resource(trust.no_new_file_on_error(db_path))  # a failed command creates no file
+
+
+@cli.result_callback()
+@click.pass_context
+def _print_json_tables(ctx, *_result, **_params):
+    """A command's named tables in --format json, as one document, once it has succeeded."""
+    tables = ctx.meta.get(_JSON_TABLES)
+    if tables is not None:
+        click.echo(json.dumps(tables, indent=1))
 
 
 @cli.command()
@@ -988,11 +1011,11 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
                        "not; wu needs a model: gpudb train wu)")
         click.echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
                    f"{scope.gpu}, {_suite_label(scope)}:")
-    output_rows(per_predictor.columns, per_predictor.rows, fmt)
+    output_rows(per_predictor.columns, per_predictor.rows, fmt, "by_predictor")
     _echo_verdict_rule(per_predictor, seeds, fmt)
     if fmt in HUMAN_FORMATS:
         click.echo("\nMAPE (%) by kernel, over all targets:")
-    output_rows(per_kernel.columns, per_kernel.rows, fmt)
+    output_rows(per_kernel.columns, per_kernel.rows, fmt, "by_kernel")
 
 
 def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
@@ -1017,16 +1040,16 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
         click.echo(f"\ncore x memory accuracy (paper 003) from base {base[0]:g}/{base[1]:g} MHz "
                    "(core/memory), MAPE (%) over every target setting, the base included; "
                    f"wangchu_fit_cv: fitted on the other kernels ({folds} folds by kernel):")
-    output_rows(summary.columns, summary.rows, fmt)
+    output_rows(summary.columns, summary.rows, fmt, "grid_summary")
     if heat.rows:
         if fmt in HUMAN_FORMATS:
             click.echo("\nMAPE (%) by target, core MHz down, memory MHz across "
                        "(query error_by_setting):")
-        output_rows(heat.columns, heat.rows, fmt)
+        output_rows(heat.columns, heat.rows, fmt, "grid_by_setting")
     if fmt in HUMAN_FORMATS:
         click.echo("\nMAPE (%) by kernel over every target, with the case of paper 003 "
                    "section V the model picks at the base:")
-    output_rows(per_kernel.columns, per_kernel.rows, fmt)
+    output_rows(per_kernel.columns, per_kernel.rows, fmt, "grid_by_kernel")
 
 
 ENERGY_SCOPES = {"chip": "chip energy (no board power: papers 000 and 004's scope)",
@@ -1105,7 +1128,8 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                        + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
                           else "") + f", {scope.gpu}, {_suite_label(scope)}"
                        + (f", {ENERGY_SCOPES[energy_scope]}" if energy_scope else "") + ":")
-        output_rows(table.columns, table.rows, fmt)
+        output_rows(table.columns, table.rows, fmt,
+                    objective + (f"_{energy_scope}" if energy_scope else ""))
         _echo_verdict_rule(table, seeds, fmt)
 
 
@@ -1257,10 +1281,10 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
     if fmt in HUMAN_FORMATS:
         click.echo(f"shares of the time at the highest core P-state by category and paper 000 "
                    f"class ('all' summarises), {scope.gpu}, {_suite_label(scope)}:")
-    output_rows(summary.columns, summary.rows, fmt)
+    output_rows(summary.columns, summary.rows, fmt, "summary")
     if fmt in HUMAN_FORMATS:
         click.echo("\nper kernel:")
-    output_rows(kernels.columns, kernels.rows, fmt)
+    output_rows(kernels.columns, kernels.rows, fmt, "by_kernel")
     if fmt in HUMAN_FORMATS:
         click.echo(f"\n{length}\n" + "\n".join(PAPER_CLASSES))
 

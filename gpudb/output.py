@@ -155,14 +155,18 @@ def _json_value(value):
     return value if isinstance(value, plain) else str(value)
 
 
+def json_records(columns: list[str], rows: list[tuple]) -> list[dict]:
+    """Rows as JSON-ready objects, one per row (NULL, NaN and inf as null)."""
+    return [{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows]
+
+
 def format_rows(columns: list[str], rows: list[tuple], fmt: str = "table") -> str:
     """Rows rendered in `fmt`: 'table' (aligned, numbers right-aligned, floats to 4
     significant digits, text cut to a terminal's width, a row count below) or 'markdown'
     (a GitHub table, nothing cut) for notes and reports; 'csv' and 'json' at full precision.
     NULL is an empty cell (null in JSON)."""
     if fmt == "json":
-        records = [{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows]
-        return json.dumps(records, indent=1) + "\n"
+        return json.dumps(json_records(columns, rows), indent=1) + "\n"
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import duckdb
 import pytest
 from click.testing import CliRunner
-from conftest import TINY_SUITE, row_counts
+from conftest import TINY_SUITE, csv_table, row_counts
 
 import gpudb
 from gpudb.cli import cli
@@ -255,7 +255,7 @@ def test_evaluate_control_writes_totals_that_recompute_from_their_settings(sim):
 
 
 def test_evaluate_control_prints_mean_savings_bounded_by_the_dynamic_optimal(sim):
-    printed = list(csv.DictReader(io.StringIO(sim.evaluated.stdout)))  # no progress bar
+    printed = list(csv.DictReader(io.StringIO(csv_table(sim.evaluated.stdout, "edp_run"))))
     results = control_results(sim.db)
     baseline = {k: (t, e) for k, t, e in fetch(
         sim.db, "SELECT kernel_id, time_ns, energy_j FROM run WHERE policy = 'fixed' "
@@ -301,7 +301,7 @@ def test_evaluate_control_prints_mean_savings_bounded_by_the_dynamic_optimal(sim
     from gpudb.evaluate import PAPER_000_EDP_SAVING_PCT
 
     assert {row["paper_000_edp_saving_pct"] for row in printed} == {""}
-    chip = list(csv.DictReader(io.StringIO(sim.chip.stdout)))
+    chip = list(csv.DictReader(io.StringIO(csv_table(sim.chip.stdout, "edp_chip"))))
     assert len(chip) == len(printed)
     for row in chip:
         predictor = row["policy"].removeprefix("replay ")

@@ -75,3 +75,25 @@ def test_sql_prints_markdown(tiny_db):
     lines = result.output.strip().splitlines()
     assert lines[0].replace(" ", "") == "|kernel_id|t|"
     assert lines[2].replace(" ", "") == "|tiny/alpha|500000|"  # 1.5 ms / 3
+
+
+def test_a_command_with_several_tables_prints_one_json_document(tiny_db):
+    """evaluate accuracy prints two tables: --format json is one object of named tables that
+    a parser reads whole (it printed two documents back to back before), --format csv starts
+    each table with a '# table: NAME' line."""
+    out = CliRunner().invoke(cli, ["--db", str(tiny_db), "evaluate", "accuracy", "--gpu", "tiny",
+                                   "--format", "json"])
+    assert out.exit_code == 0, out.output
+    document = json.loads(out.stdout)
+    # a measured GPU with several memory clocks adds the core x memory tables (paper 003)
+    assert sorted(document) == ["by_kernel", "by_predictor", "grid_by_kernel", "grid_summary"]
+    proportional = next(r for r in document["by_predictor"] if r["predictor"] == "proportional")
+    # from 1000 to 500 MHz proportional predicts twice the time: alpha exact at both memory
+    # clocks, beta 11.0 ms against 10.0 at 800 MHz (10%) and exact at 1600 MHz
+    assert proportional["500_800_mhz_pct"] == pytest.approx(5.0)
+    assert proportional["500_1600_mhz_pct"] == pytest.approx(0.0)
+    out = CliRunner().invoke(cli, ["--db", str(tiny_db), "evaluate", "accuracy", "--gpu", "tiny",
+                                   "--format", "csv"])
+    assert [line for line in out.stdout.splitlines() if line.startswith("# table: ")] == [
+        "# table: by_predictor", "# table: by_kernel", "# table: grid_summary",
+        "# table: grid_by_kernel"]

@@ -97,3 +97,22 @@ def test_a_command_with_several_tables_prints_one_json_document(tiny_db):
     assert [line for line in out.stdout.splitlines() if line.startswith("# table: ")] == [
         "# table: by_predictor", "# table: by_kernel", "# table: grid_summary",
         "# table: grid_by_kernel"]
+
+
+def test_a_terminal_table_cuts_descriptions_never_the_columns_that_identify_rows(monkeypatch):
+    """At 80 columns every best_setting kernel read 'cuda-sdk-r…' (issue 30 item 3)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    kernels = [f"cuda-sdk-r{n}/long_kernel_name_{n}" for n in range(3)]
+    out = format_rows(["kernel_id", "predictor", "mape_pct", "description"],
+                      [(k, "crispl_gpudb", 1.5, "a long description " * 6) for k in kernels])
+    lines = out.splitlines()
+    for kernel, line in zip(kernels, lines[2:5], strict=True):
+        assert line.startswith(kernel) and "crispl_gpudb" in line
+        assert line.endswith("\u2026")              # the description was cut instead
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_floats_within_1e_12_of_zero_print_as_zero():
+    assert format_rows(["err_s"], [(9.408e-15,)]).splitlines()[2].strip() == "0"
+    assert format_rows(["err_s"], [(-3e-13,)]).splitlines()[2].strip() == "0"
+    assert format_rows(["err_s"], [(2e-12,)]).splitlines()[2].strip() == "2e-12"

@@ -617,7 +617,7 @@ def query(obj: Context, name, list_queries, params, fmt):
 
         gpudb query best_setting -p gpu_id v100 --format csv
     """
-    from gpudb.queries import run_query, stored_queries
+    from gpudb.queries import resolve_names, run_query, stored_queries
 
     if list_queries or not name:
         rows = [(q.name, ", ".join(q.params), q.description)
@@ -626,7 +626,7 @@ def query(obj: Context, name, list_queries, params, fmt):
         return
     con = obj.connect(read_only=True)
     try:
-        columns, rows = run_query(con, name, dict(params))
+        columns, rows = run_query(con, name, resolve_names(con, dict(params)))
     finally:
         con.close()
     output_rows(columns, rows, fmt)

@@ -985,12 +985,14 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
     from gpudb.evaluate import (
         accuracy_over_seeds,
         accuracy_tables,
+        check_base_mhz,
         check_same_kernels,
         predictor_coverage,
     )
 
     con = obj.connect(read_only=True)
     try:
+        check_base_mhz(con, scope, base_mhz)
         applies, absent = predictor_coverage(con, scope.gpu, scope.suite, granularity)
         if seeds:
             check_same_kernels(con, scope, seeds, "run")

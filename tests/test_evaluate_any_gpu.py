@@ -112,3 +112,16 @@ def test_the_shipped_measurements_evaluate_without_a_traceback(tmp_path):
     savings = [float(r["edp_saving_pct"]) for r in rows[1:]]
     assert len(savings) == 20 and min(savings) >= 0.0
     assert float(rows[0]["edp_saving_pct"]) == pytest.approx(sum(savings) / 20)
+
+
+def test_a_clock_or_suite_the_runs_lack_is_one_line_not_empty_tables(tiny_db):
+    """--base-mhz 1850 and --suite nosuch printed empty tables and exit 0 (issue 30 item 4)."""
+    for args, message in ((("--base-mhz", "1850"), "no runs of tiny at a core clock of 1850 MHz "
+                           "to predict from (its core clocks: 500, 1000)"),
+                          (("--suite", "nosuch"), "no runs of suite 'nosuch' on tiny (its "
+                           "suites: 'tiny')")):
+        result = invoke("--db", tiny_db, "evaluate", "accuracy", "--gpu", "tiny", *args)
+        assert result.exit_code == 1 and result.output == f"Error: {message}\n"
+    ok = invoke("--db", tiny_db, "evaluate", "accuracy", "--gpu", "tiny", "--base-mhz", "500",
+                "--suite", "tiny", "--format", "csv")
+    assert ok.exit_code == 0 and "proportional" in ok.output

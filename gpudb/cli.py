@@ -551,12 +551,21 @@ def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
     """gpudb.sweep.sweep with a progress bar and a summary line; Ctrl-C (SIGTERM, SIGHUP) keeps
     what finished and exits 130 (143, 129). ``grid``: sweep's keyword arguments."""
     from gpudb.sweep import sweep as run_sweep
+    from sim._jit_cache import cache_root, compiled
 
+    if compiled() is False:
+        # the first run after an install compiles the simulator before any run can finish:
+        # without this line a log shows "simulating" and nothing else for a minute or more
+        click.echo("compiling the simulator (numba, once per installed version: about 40 s of "
+                   f"one core, minutes on a busy machine; kept in {cache_root()})", err=True)
     with run_progress("simulating", rate=True) as progress:
         summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
     click.echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
                f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
                f"{summary['seconds']:.1f} s")
+
+
+_LOG_EVERY_S = 5.0   # seconds between progress lines when stderr is not a terminal
 
 
 @contextlib.contextmanager
@@ -566,16 +575,28 @@ def run_progress(label: str, rate: bool = False):
     (SweepInterrupted) says what it kept and exits 130, 143 or 129."""
     from gpudb.sweep import SweepInterrupted
 
-    state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0}
+    state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0,
+             "said": time.perf_counter()}
+    # click draws no bar where stderr is not a terminal (a log, CI, nohup): a line every few
+    # seconds there instead, so a long sweep is seen to move
+    terminal = sys.stderr.isatty()
 
     def progress(done, total, instructions=None):
+        if instructions is not None:
+            state["instructions"] = instructions
+        if not terminal:
+            now = time.perf_counter()
+            if now - state["said"] >= _LOG_EVERY_S or done == total:
+                state["said"] = now
+                click.echo(f"{label}: {done}/{total} runs" + (f", {_rate(state)}" if rate else "")
+                           + f", {now - state['start']:.0f} s", err=True)
+            state["done"] = done
+            return
         if state["bar"] is None:
             state["bar"] = click.progressbar(
                 length=total, label=label, file=sys.stderr, show_pos=True, show_eta=True,
                 item_show_func=(lambda _: _rate(state)) if rate else None)
             state["bar"].__enter__()
-        if instructions is not None:
-            state["instructions"] = instructions
         state["bar"].update(done - state["done"], current_item=done)
         state["done"] = done
 

@@ -22,6 +22,9 @@ def test_sweep_then_resume_then_evaluate(tmp_path, tiny_suite_path):
     first = invoke(*args)
     assert first.exit_code == 0, first.output
     assert "4 runs simulated, 0 already in" in first.output
+    # stderr is not a terminal here: no bar, but a progress line (at least the last one)
+    assert re.search(r"^simulating: 4/4 runs, [\d.]+ M warp instr/s, \d+ s$", first.stderr,
+                     re.M), first.stderr
     again = invoke(*args)
     assert "0 runs simulated, 4 already in" in again.output
     result = invoke("--db", db, "evaluate", "accuracy", "--suite", tiny_suite_path, "--no-sweep",

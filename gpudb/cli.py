@@ -7,6 +7,7 @@ import contextlib
 import functools
 import json
 import os
+import shlex
 import sys
 import textwrap
 import time
@@ -586,7 +587,7 @@ def run_progress(label: str, rate: bool = False):
             state["instructions"] = instructions
         if not terminal:
             now = time.perf_counter()
-            if now - state["said"] >= _LOG_EVERY_S or done == total:
+            if total and (now - state["said"] >= _LOG_EVERY_S or done == total):
                 state["said"] = now
                 click.echo(f"{label}: {done}/{total} runs" + (f", {_rate(state)}" if rate else "")
                            + f", {now - state['start']:.0f} s", err=True)
@@ -1374,8 +1375,11 @@ def demo(obj: Context, gpu, suite):
     else:
         print_accuracy(obj, scope, None, "run", "table")
         print_control(obj, scope, ["edp"], 1.0, "table")
-    click.echo("\nnext:\n" + "\n".join(f"  gpudb --db {obj.path} {hint}"
-                                         for hint in _demo_hints(obj, scope, gpu, suite)))
+    hints = _demo_hints(obj, scope, gpu, suite)
+    # the hints leave out --db: one export line instead keeps each within the demo's width
+    export = ("" if obj.path == db.DEFAULT_DB
+              else f" (first: export GPUDB_DB={shlex.quote(str(obj.path))})")
+    click.echo(f"\nnext{export}:\n" + "\n".join(textwrap.indent(h, "  ") for h in hints))
 
 
 def _readable_demo(obj: Context, scope) -> None:
@@ -1428,32 +1432,36 @@ def _readable_demo(obj: Context, scope) -> None:
     accuracy = demo.accuracy_summary(per_predictor)
     savings = demo.savings_summary(control)
     objectives = demo.objectives_summary(by_objective)
+    def caption(text: str) -> None:
+        click.echo("\n" + textwrap.fill(text, width=DEMO_WIDTH))
+
     if length:
-        click.echo(length)
-    click.echo("\nPrediction error (paper 000 figure 8): MAPE from the highest core P-state to "
-               "each lower one, whole runs:")
+        click.echo(textwrap.fill(length, width=DEMO_WIDTH))
+    caption("Prediction error (paper 000 figure 8), whole runs: MAPE % from the highest core "
+            "P-state to each lower one (columns: target core MHz; all: over every target; "
+            "paper: paper 000's):")
     output_rows(accuracy.columns, accuracy.rows, "table")
-    click.echo("\nEDP saving against always running at the highest P-state (paper 000 figures "
-               "11-12), chip energy (no board power, as the paper's), mean over the kernels; "
-               "the papers' controller, then gpudb's guarded one "
-               "(\"Where gpudb differs from the papers\" in README.md); the first rows are "
-               "offline bounds (dynamic_optimal_run: the dynamic optimal's schedule as the "
-               "simulator runs it):")
+    caption("EDP saving % against always running at the highest P-state (paper 000 figures "
+            "11-12), chip energy (no board power, as the paper's), mean over the kernels: "
+            "EDP, time: the papers' controller as they give it; g: with gpudb's guard "
+            "(\"Where gpudb differs from the papers\" in README.md); paper: paper 000's. The "
+            "first rows are offline bounds (dynamic_optimal_run: the dynamic optimal's "
+            "schedule as the simulator runs it):")
     output_rows(savings.columns, savings.rows, "table")
-    click.echo(demo.verdict_rule())
-    click.echo("\nEvery objective, the bounds and gpudb's guarded controllers, chip energy, mean "
-               "over the kernels: savings against the highest P-state; with the energy "
-               "objective the fraction of the dynamic optimal's and of perfect memoryless's "
-               "saving realised (paper 004 section 4.3; its best controller: "
-               f"{demo.PAPER_004_FRACTION['dynamic']:.2f} and "
-               f"{demo.PAPER_004_FRACTION['memoryless']:.2f}); energy within 1% slowdown: "
-               "its saving, mean and worst kernel's slowdown:")
+    click.echo(textwrap.fill(demo.verdict_rule(), width=DEMO_WIDTH))
+    caption("Every objective, the bounds and gpudb's guarded controllers, chip energy, mean "
+            "over the kernels, savings % against the highest P-state: EDP, ED2P; E: energy "
+            "(the energy objective), E/dyn and E/mless its fraction of the dynamic optimal's "
+            "and of perfect memoryless's saving (paper 004 section 4.3; its best controller: "
+            f"{demo.PAPER_004_FRACTION['dynamic']:.2f} and "
+            f"{demo.PAPER_004_FRACTION['memoryless']:.2f}); 1% E: energy within 1% slowdown, "
+            "slow and worst: its mean and worst kernel's slowdown %:")
     output_rows(objectives.columns, objectives.rows, "table")
     if written:
         click.echo("\nfigures:\n" + "\n".join(f"  {path}" for path in written))
     else:
         click.echo(f"\nno figures: {skipped}")
-    click.echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=100))
+    click.echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=DEMO_WIDTH))
 
 
 def _demo_kernel(con, scope) -> str | None:
@@ -1464,29 +1472,51 @@ def _demo_kernel(con, scope) -> str | None:
     return row[0] if row else None
 
 
+DEMO_WIDTH = 100   # the demo's lines and tables fit this many columns
+
+
 def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
-    """The commands to try after the demo, for the GPU and suite it ran on."""
+    """The commands to try after the demo, for the GPU and suite it ran on (without --db: the
+    demo prints the GPUDB_DB to export first), each with what it shows."""
     where = (f" --gpu {gpu}" if gpu != "gtx480" else "") + (f" --suite {suite}" if suite else "")
-    hints = ["query --list                      # stored analyses",
-             "query mape_by_kernel              # accuracy per kernel",
-             "query savings -p objective edp    # savings per kernel and policy",
-             'sql "SELECT predictor, avg(abs(predicted_ns - actual_ns) / actual_ns) '
-             'FROM prediction GROUP BY ALL"']
-    if not scope.simulated:
-        return [*hints, f"evaluate control{where} --objective energy_perf"]
     con = obj.connect(read_only=True)
     try:
-        kernel = _demo_kernel(con, scope)
+        kernel = _demo_kernel(con, scope) if scope.simulated else None
+        top_mhz = first_row(con.execute(
+            "SELECT max(core_mhz) FROM run WHERE gpu_id = ? AND policy = 'fixed'",
+            [scope.gpu]))[0]
     finally:
         con.close()
-    return [*hints,
-            f"query clock_trace -p kernel_id {kernel}   # clocks per controller",
-            f"evaluate control{where} --objective energy_perf   # energy within 1% slowdown",
-            f"evaluate control{' --gpu ' + gpu if gpu != 'gtx480' else ''} --suite long "
-            "--seeds 0,1,2 --scope chip   # paper-scale kernels (>= 200 intervals), 3 seeds",
-            f"evaluate classes{where}                  # the suite beside the papers' classes",
-            f"control{where} --predictor crisp_gpudb --kernel {kernel.split('/', 1)[1]}"
-            "   # closed loop"]
+    hints = [("query --list", "stored analyses"),
+             ("query mape_by_kernel", "accuracy per kernel"),
+             ("query savings -p objective edp", "savings per kernel and policy"),
+             # the accuracy table's 'all' column by hand: whole runs from the highest P-state
+             ('sql "SELECT predictor, round(100 * avg(abs(predicted_ns - actual_ns)\n'
+              "        / actual_ns), 1) AS mape_pct FROM prediction WHERE granularity = 'run'\n"
+              f"        AND base_core_mhz = {top_mhz:g} AND target_core_mhz < {top_mhz:g} "
+              'GROUP BY ALL ORDER BY ALL"', "the accuracy table's 'all' column, in SQL")]
+    if not scope.simulated:
+        return _aligned([*hints, (f"evaluate control{where} --objective energy_perf",
+                                  "energy within 1% slowdown")])
+    return _aligned([
+        *hints,
+        (f"query clock_trace -p kernel_id {kernel.split('/', 1)[1]}", "clocks per controller"),
+        (f"evaluate control{where} --objective energy_perf", "energy within 1% slowdown"),
+        (f"evaluate control{' --gpu ' + gpu if gpu != 'gtx480' else ''} --suite long "
+         "--seeds 0,1,2 --scope chip", "paper scale, 3 seeds"),
+        (f"evaluate classes{where}", "the kernels' classes"),
+        (f"control{where} --predictor crisp_gpudb --kernel {kernel.split('/', 1)[1]}",
+         "closed loop")])
+
+
+def _aligned(hints: list[tuple[str, str]]) -> list[str]:
+    """'gpudb COMMAND   # what it shows', the comments aligned; a command of several lines
+    (SQL in quotes, where a '#' would be part of the string) gets its comment on a line of
+    its own above it."""
+    width = max(len(command) for command, _ in hints if "\n" not in command)
+    return [f"# {what}:\ngpudb {command}" if "\n" in command
+            else f"gpudb {command}" + " " * (width - len(command) + 2) + f"# {what}"
+            for command, what in hints]
 
 
 @cli.group()

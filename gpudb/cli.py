@@ -323,7 +323,8 @@ def _echo_reports(reports, describe) -> None:
 @click.option("--power-report", type=click.Path(dir_okay=False),
               help="GPUWattch/AccelWattch power report of the one log given (default: the "
                    "gpgpusim_power_report__*.log beside each log).")
-@click.option("--experiment", help="Experiment the runs join (default: the first log's name).")
+@click.option("--experiment", help="Experiment the runs join (default: the directory's name "
+              "when one directory is given, else the first log's name).")
 @click.option("--gpu", "gpu_id", callback=_gpu_name,
               help="gpu_id of the simulated GPU (default: gpgpusim-<SMs>sm).")
 @click.option("--suite", default="gpgpusim", show_default=True,
@@ -351,8 +352,13 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
     finally:
         con.close()
     _echo_reports(reports, lambda r: (
-        f"{r.launches} launches, {r.runs_added} runs added, {r.runs_present} already present, "
-        f"{r.metrics_added} metric values, {r.intervals_added} intervals"
+        f"{r.launches} launch{'es' if r.launches != 1 else ''}, {r.runs_added} runs added, "
+        f"{r.runs_present} already present, {r.metrics_added} metric values, "
+        f"{r.intervals_added} intervals"
+        + (f"; {r.counters_unwrapped} counter values read past a 32-bit wrap"
+           if r.counters_unwrapped else "")
+        + (f"; {r.counters_left_out} counter values left out (the counter went down: reset "
+           "by the simulator)" if r.counters_left_out else "")
         + ("" if r.power_report else "; no power report: energy not known")))
 
 

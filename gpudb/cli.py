@@ -1036,9 +1036,7 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
     if fmt in HUMAN_FORMATS:
         if absent:
             click.echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
-                       f"; none from {', '.join(absent)} (the interval-level models read "
-                       "per-interval counters, which simulated runs have and measured ones do "
-                       "not; wu needs a model: gpudb train wu)")
+                       f"; none from {', '.join(absent)} ({_why_absent(absent)})")
         click.echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
                    f"{scope.gpu}, {_suite_label(scope)}:")
     output_rows(per_predictor.columns, per_predictor.rows, fmt, "by_predictor")
@@ -1046,6 +1044,32 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
     if fmt in HUMAN_FORMATS:
         click.echo("\nMAPE (%) by kernel, over all targets:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt, "by_kernel")
+
+
+# What a predictor without predictions on a database's runs needs (the rest read per-interval
+# counters, which simulated runs have and measured ones do not).
+_NEEDS = {"wu": "wu needs a model: gpudb train wu",
+          "wangchu": "wangchu needs a calibration: gpudb calibrate (--from-file for a "
+                     "measured GPU)",
+          "wangchu_scaled": "wangchu_scaled needs a calibration like wangchu",
+          "wangchu_fit": "wangchu_fit needs a fit: gpudb train wangchu"}
+
+
+def _why_absent(absent: list[str]) -> str:
+    """Why each predictor in ``absent`` predicted nothing, in one clause per cause."""
+    interval = [p for p in absent if p not in _NEEDS]
+    reasons = [_NEEDS[p] for p in absent if p in _NEEDS]
+    if interval:
+        reasons.insert(0, f"{', '.join(interval)} read per-interval counters, which simulated "
+                          "runs have and measured ones do not")
+    return "; ".join(reasons)
+
+
+def folds_used(folds: int, kernels: int) -> str:
+    """The cross-validation's folds as run: at most one per kernel (evaluate_grid._cv_rows)."""
+    if folds <= kernels:
+        return f"{folds} folds by kernel"
+    return f"{kernels} folds by kernel, one per kernel: --folds {folds} asked for more"
 
 
 def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
@@ -1067,9 +1091,14 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
                        " with a known actual time")
         return
     if fmt in HUMAN_FORMATS:
+        # the folds used: one kernel per fold at most (evaluate_grid._cv_rows)
+        kernels = len({r[per_kernel.columns.index("kernel_id")] for r in per_kernel.rows})
+        used = folds_used(folds, kernels)
+        cv = any(r[0] == "wangchu_fit_cv" for r in summary.rows)
         click.echo(f"\ncore x memory accuracy (paper 003) from base {base[0]:g}/{base[1]:g} MHz "
-                   "(core/memory), MAPE (%) over every target setting, the base included; "
-                   f"wangchu_fit_cv: fitted on the other kernels ({folds} folds by kernel):")
+                   "(core/memory), MAPE (%) over every target setting, the base included"
+                   + (f"; wangchu_fit_cv: fitted on the other kernels ({used})" if cv else "")
+                   + ":")
     output_rows(summary.columns, summary.rows, fmt, "grid_summary")
     if heat.rows:
         if fmt in HUMAN_FORMATS:

@@ -1474,7 +1474,8 @@ def _readable_demo(obj: Context, scope) -> None:
         click.echo(textwrap.fill(length, width=DEMO_WIDTH))
     caption("Prediction error (paper 000 figure 8), whole runs: MAPE % from the highest core "
             "P-state to each lower one (columns: target core MHz; all: over every target; "
-            "paper: paper 000's):")
+            "paper: paper 000's). critbw reads as crit: CRIT+BW adds a prefetcher's stalls "
+            "(the simulator has none) and a DRAM bound:")
     output_rows(accuracy.columns, accuracy.rows, "table")
     caption("EDP saving % against always running at the highest P-state (paper 000 figures "
             "11-12), chip energy (no board power, as the paper's), mean over the kernels: "

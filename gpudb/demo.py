@@ -81,6 +81,7 @@ PAPER_MAPE = "paper"             # paper 000's MAPE %
 EDP = "EDP %"                    # EDP saving %, the papers' controller (or a bound)
 PAPER_EDP = "paper"              # paper 000's EDP saving %
 GUARDED_EDP = "g EDP %"          # the same controller with gpudb's guard
+GUARDED_TIME = "g time %"
 GUARDED_VERDICT = "g verdict"
 
 
@@ -132,7 +133,7 @@ def savings_summary(control: Table) -> Table:
     return readable(Table(["policy", "edp_pct", "time_pct", "guarded_edp_pct",
                            "guarded_time_pct", "paper_pct", "verdict", "guarded_verdict"], out),
                     {"edp_pct": EDP, "time_pct": "time %", "guarded_edp_pct": GUARDED_EDP,
-                     "guarded_time_pct": "g time %", "paper_pct": PAPER_EDP,
+                     "guarded_time_pct": GUARDED_TIME, "paper_pct": PAPER_EDP,
                      "verdict": "verdict", "guarded_verdict": GUARDED_VERDICT})
 
 
@@ -219,6 +220,17 @@ def _compared(table: Table, ours: str, paper: str, verdict_column: str = "verdic
     return [(r[0], *(r[i] for i in at)) for r in table.rows if r[at[1]] is not None]
 
 
+def _never_moved(savings: Table) -> list[str]:
+    """Controllers whose guarded runs saved nothing and changed no time: they stayed at the
+    highest P-state (proportional predicts every clock costs; the guard refuses stall's
+    moves), so a paper's 0% is no agreement to report."""
+    cols = savings.columns
+    if GUARDED_EDP not in cols or GUARDED_TIME not in cols:
+        return []
+    edp, time = cols.index(GUARDED_EDP), cols.index(GUARDED_TIME)
+    return [r[0] for r in savings.rows if r[edp] == 0 and r[time] == 0 and r[0] != "oracle"]
+
+
 def closing_paragraph(accuracy: Table, savings: Table) -> str:
     """Where gpudb agrees with the papers and where it does not, in words, from the two
     summary tables (their verdict columns)."""
@@ -235,9 +247,14 @@ def closing_paragraph(accuracy: Table, savings: Table) -> str:
         (sav, "above paper", "They save more for {}.")]
     parts = [text.format(_named(rows, kind)) for rows, kind, text in sentences
              if _named(rows, kind)]
-    # gpudb's guarded controllers beside the same figures (the oracle is a bound)
+    # gpudb's guarded controllers beside the same figures (the oracle is a bound); one that
+    # never left the highest P-state (no time change, no saving) agrees with a 0% trivially
+    still = _never_moved(savings)
     guarded_rows = [r for r in _compared(savings, GUARDED_EDP, PAPER_EDP, GUARDED_VERDICT)
-                    if r[0] != "oracle"]
+                    if r[0] != "oracle" and r[0] not in still]
+    if still:
+        parts.append(f"With gpudb's guard {', '.join(still)} never "
+                     f"move{'s' if len(still) == 1 else ''} the clock (0.0% EDP saving).")
     for kind, text in (("matches", "With gpudb's guard, EDP savings agree for {}."),
                        ("below paper", "With gpudb's guard they are below the paper for {}."),
                        ("above paper", "With gpudb's guard they are above it for {}.")):

@@ -81,6 +81,21 @@ def test_accuracy_and_savings_summaries_and_the_paragraph():
         "differs from the papers\", measures the cause of each difference.")
 
 
+def test_a_controller_that_never_moved_is_not_said_to_agree():
+    """'EDP savings agree for stall' although stall never moves the clock (issue 30)."""
+    control = Table(
+        ["policy", "guard", "time_change_pct", "energy_saving_pct", "edp_saving_pct",
+         "paper_000_edp_saving_pct"],
+        [("replay stall", "guarded", 0.0, 0.0, 0.0, None),
+         ("replay stall", "paper", 0.2, 0.8, 0.6, 0.0),
+         ("replay lead", "guarded", 3.0, 8.0, 4.9, None),
+         ("replay lead", "paper", 50.6, -2.0, -63.4, 6.2)])
+    text = closing_paragraph(Table(["predictor"], []), savings_summary(control))
+    assert "With gpudb's guard stall never moves the clock (0.0% EDP saving)." in text
+    assert "With gpudb's guard, EDP savings agree for lead (4.9% against 6.2%)." in text
+    assert "for stall (0.0%" not in text
+
+
 def test_without_matplotlib_the_figures_are_one_hint_and_no_folder(tmp_path, monkeypatch):
     import sys
 

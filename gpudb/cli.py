@@ -287,7 +287,7 @@ def ingest(obj: Context, files, mapping_path, experiment, suite):
 
     Example:
 
-        gpudb ingest ../shared/data/real/v100-dvfs-real-profile.csv \\
+        gpudb ingest v100-dvfs-real-profile.csv \\
             --mapping fixtures/mappings/v100-profile.toml
     """
     from gpudb.ingest import ingest as ingest_files
@@ -342,7 +342,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 
     Example:
 
-        gpudb ingest-log ../shared/data/gpgpusim/benchmarks --experiment rooflinedvfs
+        gpudb ingest-log rooflinedvfs-logs/ --experiment rooflinedvfs
     """
     from gpudb.ingest_log import ingest_logs
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 import duckdb
 
-from gpudb import db, trust
+from gpudb import db, output, trust
 from gpudb.db import GpudbError, first_row
 from gpudb.output import FORMATS, HUMAN_FORMATS, error_line, fetch, format_rows, json_records
 from gpudb.predictors import names as predictor_names
@@ -171,9 +171,11 @@ _JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by ne
 @click.option("--db", "db_path", envvar="GPUDB_DB", default=db.DEFAULT_DB, show_default=True,
               type=click.Path(), help="Database file (env GPUDB_DB).")
 @click.option("--read-only", is_flag=True, help="Open the database without writing.")
+@click.option("--wide", is_flag=True, envvar="GPUDB_WIDE",
+              help="Never cut table text to the terminal's width (env GPUDB_WIDE=1).")
 @click.version_option(package_name="gpudb")
 @click.pass_context
-def cli(ctx, db_path, read_only):
+def cli(ctx, db_path, read_only, wide):
     """gpudb: an experiment database for GPU DVFS research.
 
     Keeps simulated and measured runs of GPU kernels at many core/memory frequency settings
@@ -185,6 +187,7 @@ def cli(ctx, db_path, read_only):
     """
     ctx.obj = Context(db_path, read_only)
     ctx.with_resource(trust.no_new_file_on_error(db_path))  # a failed command creates no file
+    ctx.with_resource(output.full_width(wide))
 
 
 @cli.result_callback()

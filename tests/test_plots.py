@@ -356,3 +356,28 @@ def test_error_by_target_legend_quotes_no_mape_beside_signed_bars(query_db, tmp_
     assert [t.get_text() for t in ax.get_legend().get_texts()] == list(data.mean_pct)
     assert ax.get_ylabel() == "signed time prediction error (%)"
     assert "paper 000's MAPE: mape_by_kernel" in ax.get_title()
+
+
+def test_fraction_axis_cuts_losses_beyond_the_whole_potential_at_minus_one():
+    from matplotlib.figure import Figure
+
+    from gpudb.plots import Result
+    from gpudb.plots.savings import draw_fraction, fraction_data
+
+    columns = ["policy", "predictor", "guard", "kernel_id", "saving_pct", "potential_pct",
+               "fraction_realised"]
+    rows = [("replay", "crisp", "paper", None, 5.0, 10.0, 0.5),
+            ("replay", "lead", "paper", None, -48.0, 10.0, -4.8),
+            ("dynamic_optimal", "", "", None, 10.0, 10.0, 1.0),
+            ("replay", "crisp", "paper", "k/a", 5.0, 10.0, 0.5),
+            ("replay", "lead", "paper", "k/a", -48.0, 10.0, -4.8)]
+    data = fraction_data({"fraction_of_potential": Result(columns, rows)},
+                         {"guard": "paper", "scope": "chip", "objective": "energy"})
+    assert data.policies == ["lead", "crisp", "dynamic_optimal"]
+    figure = Figure()
+    draw_fraction(figure, data)
+    top = figure.axes[0]
+    # lead's -4.8 is cut at -1: the axis spans -1..1 padded by 8% of 2
+    assert top.get_ylim() == pytest.approx((-1.16, 1.16))
+    assert [t.get_text() for t in top.texts] == ["-4.80"]
+    assert "by the papers' controllers, unguarded (-p guard paper)" in top.get_title()

@@ -26,6 +26,7 @@ PAPER_000_SAVING_PCT = {
 # Paper 004 section 1 (figure 1 and the abstract): the fraction of the potential (dynamic
 # optimal) energy saving realised on SPEC 2006 by an energy-minimising controller, on a CPU.
 PAPER_004_ENERGY_FRACTION = {"critbw": 0.65, "stall": 0.34, "lead": 0.12}
+FRACTION_FLOOR = -1.0
 # the objective's metric: energy_perf minimises energy under a performance-loss bound
 METRIC = {"edp": "edp", "ed2p": "ed2p", "energy": "energy", "energy_perf": "energy"}
 # the papers' unguarded controllers in the papers' energy scope (the chip's), which paper
@@ -158,7 +159,10 @@ def draw_fraction(figure, data: Fraction) -> None:
     colours = [colour(p) or "0.6" for p in data.policies]
     xs = list(range(len(data.policies)))
     top.bar(xs, data.fraction, color=colours)
-    top.set_ylim(*robust_limits(data.fraction, include=(0.0, 1.0, *data.paper.values())))
+    # a fraction below -1 (losing more than the whole potential saving) is cut at -1: the
+    # controllers worth comparing, and paper 004's markers, lie between 0 and 1
+    top.set_ylim(*robust_limits([max(f, FRACTION_FLOOR) for f in data.fraction],
+                                include=(0.0, 1.0, *data.paper.values())))
     marked = mark_clipped(top, xs, data.fraction, fmt="{:.2f}")
     top.set_xticks(xs, data.policies, rotation=30, ha="right", fontsize=8)
     for k, (name, value) in enumerate(data.paper.items()):
@@ -178,14 +182,15 @@ def draw_fraction(figure, data: Fraction) -> None:
         bottom.plot(ks, values, "o", markersize=4, color=colour(name), label=name)
     bottom.set_ylim(*robust_limits([*data.potential_pct,
                                     *(v for s in data.saving_pct.values() for v in s)]))
-    cut = [m for values in (data.potential_pct, *data.saving_pct.values())
-           for m in mark_clipped(bottom, ks, values)]
+    # one mark per kernel: the count beyond and the farthest, over every series
+    every = (data.potential_pct, *data.saving_pct.values())
+    cut = mark_clipped(bottom, ks * len(every), [v for values in every for v in values])
     bottom.set_xticks(ks, data.kernels, rotation=45, ha="right", fontsize=7)
     bottom.axhline(0.0, color="0.3", linewidth=0.6)
     bottom.set_ylabel(f"{data.metric} saving (%)")
     bottom.legend(fontsize=6, ncols=4)
-    if cut:
-        bottom.set_title("per kernel" + clip_note(bottom, cut, "savings"), fontsize=8)
+    bottom.set_title("per kernel: the potential saving (grey) and each controller's"
+                     + clip_note(bottom, cut, "savings"), fontsize=8)
 
 
 PLOTS = (

@@ -46,7 +46,7 @@ MAX_ROWS = 60
 STYLE = """body{font-family:sans-serif;margin:2em;max-width:90em}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 6px}
 td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#eee}
-caption{text-align:left;padding:.3em 0}p.cut{margin-top:-1em;color:#555}
+p.cap{margin:1em 0 .2em;max-width:60em}p.cut{margin-top:-1em;color:#555}
 img{max-width:100%;border:1px solid #ddd}figure{margin:1em 0 2em}"""
 
 
@@ -79,8 +79,9 @@ def _table_html(table: Table, caption: str, cut: str = "") -> str:
             else f"<td>{html.escape(cell_text(v))}</td>" for v in row)
         body.append(f"<tr>{cells}</tr>")
     more = f"<p class=\"cut\">{cut}</p>" if cut else ""
-    return (f"<table><caption>{html.escape(no_nested(caption))}</caption><thead><tr>{head}"
-            f"</tr></thead><tbody>{''.join(body)}</tbody></table>{more}")
+    # the caption as a paragraph above: a <caption> is as narrow as its table
+    return (f"<p class=\"cap\">{html.escape(no_nested(caption))}</p><table><thead><tr>"
+            f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}")
 
 
 def _first_sentence(text: str) -> str:

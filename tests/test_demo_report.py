@@ -235,7 +235,8 @@ def test_report_cuts_name_their_query_and_empty_tables_are_one_line(summary_page
     assert re.search(r"each predictor over all targets, \d+ of \d+ rows; the other \d+: "
                      r"<code>gpudb query mape_by_predictor</code>", tables)
     # no table without a value: wu_error_by_base (no wu model in query_db) is one line
-    assert "<caption>wu_error_by_base" not in tables
+    assert "<p class=\"cap\">wu_error_by_base" not in tables
+    assert "<p class=\"cap\">savings_summary: Average savings" in tables
     assert re.search(r"<li>wu_error_by_base: (no rows in this database|left out, its \d+ rows "
                      r"have no value in any % column)", tables)
     assert "gpudb query</code>" not in page      # every cut names its query

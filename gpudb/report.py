@@ -135,16 +135,20 @@ def _info_tables(con: duckdb.DuckDBPyConnection) -> list[tuple[str, Table]]:
 
 
 def summaries(con: duckdb.DuckDBPyConnection) -> list:
-    """The demo's summary (gpudb.demo.summary) of each GPU and suite with control results in
-    the chip's energy for every objective the demo evaluates, on its lowest seed."""
+    """The demo's summary (gpudb.demo.summary) of each simulated GPU and suite with control
+    results in the chip's energy for every objective the demo evaluates, on its lowest seed
+    (a measured GPU's demo prints other tables: `gpudb evaluate accuracy` and `control`)."""
     from gpudb import demo
+    from sim.config import available
 
     found = con.execute("""
         SELECT gpu_id, split_part(kernel_id, '/', 1) AS suite, min(seed)
-        FROM control_result WHERE energy_scope = 'chip'
+        FROM control_result WHERE energy_scope = 'chip' AND kernel_id LIKE '%/%'
         GROUP BY ALL HAVING count(DISTINCT objective) = ? ORDER BY ALL""",
                         [len(demo.OBJECTIVES)]).fetchall()
-    return [demo.summary(con, gpu, suite, seed) for gpu, suite, seed in found]
+    simulated = set(available("gpus"))
+    return [demo.summary(con, gpu, suite, seed) for gpu, suite, seed in found
+            if gpu in simulated]
 
 
 def _summary_html(summary) -> list[str]:

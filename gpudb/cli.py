@@ -1458,7 +1458,7 @@ def _readable_demo(obj: Context, scope) -> None:
         control = by_objective["edp"]
         length = demo.kernel_length_line(con, scope.gpu, scope.suite, seed,
                                          "chip scope (no board power, papers 000 and 004's)")
-        kernel = _demo_kernel(con, scope)
+        kernel = demo.demo_kernel(con, scope.suite)
         figures = demo.demo_figures(scope.gpu, scope.suite, kernel)
         folder = Path(obj.path).resolve().parent / demo.FIGURES_DIR
         try:
@@ -1503,24 +1503,18 @@ def _readable_demo(obj: Context, scope) -> None:
     click.echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=DEMO_WIDTH))
 
 
-def _demo_kernel(con, scope) -> str | None:
-    """A two-slope kernel shows the controllers apart best; else the suite's first."""
-    row = first_row(con.execute("SELECT kernel_id FROM kernel WHERE suite = ? "
-                                "ORDER BY kernel_id <> ?, kernel_id LIMIT 1",
-                                [scope.suite, f"{scope.suite}/twoslope_lm"]))
-    return row[0] if row else None
-
-
 DEMO_WIDTH = 100   # the demo's lines and tables fit this many columns
 
 
 def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
     """The commands to try after the demo, for the GPU and suite it ran on (without --db: the
     demo prints the GPUDB_DB to export first), each with what it shows."""
+    from gpudb import demo
+
     where = (f" --gpu {gpu}" if gpu != "gtx480" else "") + (f" --suite {suite}" if suite else "")
     con = obj.connect(read_only=True)
     try:
-        kernel = _demo_kernel(con, scope) if scope.simulated else None
+        kernel = demo.demo_kernel(con, scope.suite) if scope.simulated else None
         top_mhz = first_row(con.execute(
             "SELECT max(core_mhz) FROM run WHERE gpu_id = ? AND policy = 'fixed'",
             [scope.gpu]))[0]

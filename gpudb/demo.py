@@ -294,10 +294,10 @@ def demo_figures(gpu: str, suite: str, kernel_id: str | None) -> list[tuple[str,
 def demo_kernel(con: duckdb.DuckDBPyConnection, suite: str) -> str | None:
     """The kernel of the demo's clock trace: a two-slope kernel shows the controllers apart
     best; else the suite's first."""
-    row = con.execute("SELECT kernel_id FROM kernel WHERE suite = ? "
-                      "ORDER BY kernel_id <> ?, kernel_id LIMIT 1",
-                      [suite, f"{suite}/twoslope_lm"]).fetchone()
-    return row[0] if row else None
+    rows = con.execute("SELECT kernel_id FROM kernel WHERE suite = ? "
+                       "ORDER BY kernel_id <> ?, kernel_id LIMIT 1",
+                       [suite, f"{suite}/twoslope_lm"]).fetchall()
+    return rows[0][0] if rows else None
 
 
 def figure_stem(name: str, params: dict) -> str:

@@ -52,7 +52,8 @@ def draw_error_by_target(figure, data: TargetError) -> None:
     marked = [m for p, values in data.mean_pct.items()
               for m in mark_clipped(ax, centres[p], values)]
     low, high = ax.get_ylim()
-    past = sum(1 for p in data.mean_pct for lo, hi in zip(data.low_pct[p], data.high_pct[p])
+    past = sum(1 for p in data.mean_pct for lo, hi in zip(data.low_pct[p], data.high_pct[p],
+                                                              strict=True)
                if lo < low or hi > high)
     ax.legend(fontsize=7, ncols=2)
     ax.set_xlabel("target core clock (MHz)")

@@ -11,8 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpudb.plots import Plot, Result
-from gpudb.plots.common import (BOUND_STYLE, BOUNDS, clip_note, colour, grouped_bars,
-                                mark_clipped, number, ordered, robust_limits)
+from gpudb.plots.common import (
+    BOUND_STYLE,
+    BOUNDS,
+    clip_note,
+    colour,
+    grouped_bars,
+    mark_clipped,
+    number,
+    ordered,
+    robust_limits,
+)
 from gpudb.predictors import registry
 
 # Paper 000 section 5.2, the average over its Rodinia kernels on a GTX 480 (GPGPU-Sim):

@@ -16,8 +16,23 @@ import duckdb
 
 from gpudb import db, trust
 from gpudb.db import GpudbError, first_row
-from gpudb.output import FORMATS, HUMAN_FORMATS, error_line, fetch, format_rows
+from gpudb.output import FORMATS, HUMAN_FORMATS, error_line, fetch, format_rows, printable
 from gpudb.predictors import names as predictor_names
+
+
+def echo(message: str = "", **kwargs) -> None:
+    """click.echo for every line gpudb prints: names and values from files are escaped where
+    they are put in (:func:`gpudb.output.printable`), and this last pass keeps any control
+    character that slipped through (but the line breaks and tabs of gpudb's own layout) off the
+    terminal."""
+    click.echo(printable(message, keep="\n\t"), **kwargs)
+
+
+class _OneLineError(click.ClickException):
+    """A gpudb error shown as one line with what came from a file escaped."""
+
+    def __init__(self, message: str):
+        super().__init__(printable(message))
 
 
 class Context:
@@ -42,16 +57,16 @@ def friendly_errors(command):
         try:
             return command(*args, **kwargs)
         except GpudbError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise _OneLineError(str(exc)) from None
         except duckdb.Error as exc:
-            raise click.ClickException(error_line(exc)) from None
+            raise _OneLineError(error_line(exc)) from None
         except ValueError as exc:
             # sim.config.ConfigError (a ValueError: sim does not import gpudb); importing the
             # simulator here would load numba for every command, and unloaded it raised none
             config = sys.modules.get("sim.config")
             if config is None or not isinstance(exc, config.ConfigError):
                 raise
-            raise click.ClickException(str(exc)) from None
+            raise _OneLineError(str(exc)) from None
     return wrapper
 
 
@@ -65,7 +80,7 @@ class _UsageLine(click.UsageError):
         super().__init__(f"{message} (see {command_path} --help)", error.ctx)
 
     def show(self, file=None) -> None:
-        click.echo(f"Error: {self.format_message()}", file=file, err=file is None)
+        echo(f"Error: {self.format_message()}", file=file, err=file is None)
 
 
 class _OneLineUsage:
@@ -149,7 +164,7 @@ def param_option(command):
 
 
 def output_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
-    click.echo(format_rows(columns, rows, fmt), nl=False)
+    echo(format_rows(columns, rows, fmt), nl=False)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -188,7 +203,7 @@ def init(obj: Context):
         info = db.file_info(con)
     finally:
         con.close()
-    click.echo(f"{obj.path}: gpudb database, schema version {info['schema_version']}")
+    echo(f"{obj.path}: gpudb database, schema version {info['schema_version']}")
 
 
 @cli.command()
@@ -222,16 +237,16 @@ def info(obj: Context, fmt):
     finally:
         con.close()
     if fmt in HUMAN_FORMATS:
-        click.echo(f"database:      {obj.path}")
-        click.echo(f"schema:        version {meta['schema_version']} "
+        echo(f"database:      {obj.path}")
+        echo(f"schema:        version {meta['schema_version']} "
                    f"(this gpudb: {meta['gpudb_schema_version']})")
-        click.echo(f"written by:    gpudb {meta['written_by']} (this: {meta['gpudb_version']})")
-        click.echo(f"materialized:  prediction_materialized {materialized}")
-        click.echo("not gpudb's:   " + (", ".join(f"{kind} {name}" for kind, name in foreign)
+        echo(f"written by:    gpudb {meta['written_by']} (this: {meta['gpudb_version']})")
+        echo(f"materialized:  prediction_materialized {materialized}")
+        echo("not gpudb's:   " + (", ".join(f"{kind} {printable(name)}" for kind, name in foreign)
                                        or "nothing (only gpudb's own tables and views)"))
-        click.echo("")
+        echo("")
         output_rows(["table", "rows"], counts, fmt)
-        click.echo("")
+        echo("")
         output_rows(exp_columns, experiments, fmt)
     else:
         rows = [("schema_version", meta["schema_version"]), ("written_by", meta["written_by"]),
@@ -289,9 +304,9 @@ def _echo_reports(reports, describe) -> None:
     """One line per ingested file (``describe(report)``), or why it was skipped."""
     for r in reports:
         if r.skipped_reason:
-            click.echo(f"{r.file}: {r.skipped_reason}; nothing added")
+            echo(f"{r.file}: {r.skipped_reason}; nothing added")
         else:
-            click.echo(f"{r.file}: {describe(r)}")
+            echo(f"{r.file}: {describe(r)}")
 
 
 @cli.command("ingest-log")
@@ -446,21 +461,21 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, su
             reasons = 0
             for c in clocks:
                 reasons |= c.reasons
-            click.echo(line + (f", clock-event reasons 0x{reasons:x}" if reasons else ""))
+            echo(line + (f", clock-event reasons 0x{reasons:x}" if reasons else ""))
 
         try:
             added = m.measure(con, gpu, command, settings, repeat, target, progress=progress,
-                              warn=lambda line: click.echo(f"Warning: {line}", err=True),
+                              warn=lambda line: echo(f"Warning: {line}", err=True),
                               interval_s=sample_ms / 1000, warmup=warmup)
         except m.MeasureStopped as stop:
             # an exit, not an error: a new database file keeps the settings measured before
-            click.echo(f"Error: {stop} ({stop.settings_stored} settings before it stored and "
+            echo(f"Error: {stop} ({stop.settings_stored} settings before it stored and "
                        f"kept in {obj.path})", err=True)
             sys.exit(1)
         except m.MeasureInterrupted as stop:
             import signal
 
-            click.echo(f"interrupted ({signal.Signals(stop.signum).name}): "
+            echo(f"interrupted ({signal.Signals(stop.signum).name}): "
                        f"{stop.settings_stored} settings stored and kept; clocks restored",
                        err=True)
             sys.exit(128 + stop.signum)
@@ -468,7 +483,7 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, su
         if con is not None:
             con.close()
         gpu.close()
-    click.echo(f"{added} runs added to experiment {target.experiment!r} of {obj.path}")
+    echo(f"{added} runs added to experiment {target.experiment!r} of {obj.path}")
 
 
 def _mean(values: list[float]) -> float:
@@ -531,7 +546,7 @@ def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
 
     with run_progress("simulating", rate=True) as progress:
         summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
-    click.echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
+    echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
                f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
                f"{summary['seconds']:.1f} s")
 
@@ -567,7 +582,7 @@ def run_progress(label: str, rate: bool = False):
         close()
         import signal
 
-        click.echo(f"interrupted ({signal.Signals(stop.signum).name}): "
+        echo(f"interrupted ({signal.Signals(stop.signum).name}): "
                    f"{stop.summary['runs_added']} runs written and kept; "
                    "run the same command again to resume", err=True)
         sys.exit(128 + stop.signum)
@@ -647,7 +662,7 @@ def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
         path = plots.render(con, name, dict(params), out, dpi=dpi)
     finally:
         con.close()
-    click.echo(f"wrote {path}", err=True)
+    echo(f"wrote {path}", err=True)
 
 
 @cli.command()
@@ -672,7 +687,7 @@ def report(obj: Context, out_dir):
         path = build(con, obj.path, out_dir)
     finally:
         con.close()
-    click.echo(f"wrote {path}")
+    echo(f"wrote {path}")
 
 
 @cli.command()
@@ -725,7 +740,7 @@ def export(obj: Context, directory):
     finally:
         con.close()
     total = sum(counts.values())
-    click.echo(f"exported {len(counts)} tables ({total} rows) to {directory}")
+    echo(f"exported {len(counts)} tables ({total} rows) to {directory}")
 
 
 @cli.command()
@@ -758,12 +773,12 @@ def merge(obj: Context, source):
     finally:
         con.close()
     others = ", ".join(f"{n} {t}" for t, n in report.rows_added.items() if t != "run" and n)
-    click.echo(f"merged {source}: {report.runs_added} runs added, {report.runs_skipped} "
+    echo(f"merged {source}: {report.runs_added} runs added, {report.runs_skipped} "
                f"already present" + (f"; also {others}" if others else ""))
     left = ", ".join(t if n is None else f"{t} ({n} row{'' if n == 1 else 's'})"
                      for t, n in report.not_merged.items() if n != 0)
     if left:
-        click.echo(f"not merged (computed from runs, or in calibration's case measured or "
+        echo(f"not merged (computed from runs, or in calibration's case measured or "
                    f"fitted for one GPU: recompute them here, or load a calibration file with "
                    f"gpudb calibrate --from-file): {left}")
 
@@ -790,7 +805,7 @@ def materialize(obj: Context):
         rows = write_table(con)
     finally:
         con.close()
-    click.echo(f"{TABLE}: {rows} predictions written")
+    echo(f"{TABLE}: {rows} predictions written")
 
 
 @cli.group()
@@ -911,7 +926,7 @@ def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
         if not do_sweep or obj.read_only:
             raise GpudbError(f"no simulated runs of suite {scope.suite} on {gpu} in "
                              f"{obj.path}; run: {command}")
-        click.echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
+        echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
                    f"{command}", err=True)
         simulate(obj, gpu, suite or "default", mem_mhz=_nominal_mem(gpu),
                  jobs=os.cpu_count() or 1, seed=missing)
@@ -954,7 +969,7 @@ def _echo_verdict_rule(table, seeds: list[int] | None, fmt: str) -> None:
     from gpudb.demo import verdict_rule
 
     if fmt in HUMAN_FORMATS and "verdict" in table.columns:
-        click.echo(verdict_rule(len(seeds or [])))
+        echo(verdict_rule(len(seeds or [])))
 
 
 def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
@@ -979,19 +994,19 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
     finally:
         con.close()
     if fmt in HUMAN_FORMATS and _seeds_line(seeds):
-        click.echo(_seeds_line(seeds))
+        echo(_seeds_line(seeds))
     if fmt in HUMAN_FORMATS:
         if absent:
-            click.echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
+            echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
                        f"; none from {', '.join(absent)} (the interval-level models read "
                        "per-interval counters, which simulated runs have and measured ones do "
                        "not; wu needs a model: gpudb train wu)")
-        click.echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
+        echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
                    f"{scope.gpu}, {_suite_label(scope)}:")
     output_rows(per_predictor.columns, per_predictor.rows, fmt)
     _echo_verdict_rule(per_predictor, seeds, fmt)
     if fmt in HUMAN_FORMATS:
-        click.echo("\nMAPE (%) by kernel, over all targets:")
+        echo("\nMAPE (%) by kernel, over all targets:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
 
 
@@ -1010,21 +1025,21 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
         con.close()
     if not summary.rows:
         if fmt in HUMAN_FORMATS:
-            click.echo(f"\nno predictions from base {base[0]:g}/{base[1]:g} MHz (core/memory)"
+            echo(f"\nno predictions from base {base[0]:g}/{base[1]:g} MHz (core/memory)"
                        " with a known actual time")
         return
     if fmt in HUMAN_FORMATS:
-        click.echo(f"\ncore x memory accuracy (paper 003) from base {base[0]:g}/{base[1]:g} MHz "
+        echo(f"\ncore x memory accuracy (paper 003) from base {base[0]:g}/{base[1]:g} MHz "
                    "(core/memory), MAPE (%) over every target setting, the base included; "
                    f"wangchu_fit_cv: fitted on the other kernels ({folds} folds by kernel):")
     output_rows(summary.columns, summary.rows, fmt)
     if heat.rows:
         if fmt in HUMAN_FORMATS:
-            click.echo("\nMAPE (%) by target, core MHz down, memory MHz across "
+            echo("\nMAPE (%) by target, core MHz down, memory MHz across "
                        "(query error_by_setting):")
         output_rows(heat.columns, heat.rows, fmt)
     if fmt in HUMAN_FORMATS:
-        click.echo("\nMAPE (%) by kernel over every target, with the case of paper 003 "
+        echo("\nMAPE (%) by kernel over every target, with the case of paper 003 "
                    "section V the model picks at the base:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
 
@@ -1064,7 +1079,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                     con, objectives, max_loss_pct, scope.gpu, scope.suite, energy_scopes,
                     progress=progress, seeds=run_seeds, workers=os.cpu_count() or 1)
             if unrunnable and fmt in HUMAN_FORMATS:
-                click.echo(f"{unrunnable} dynamic-optimal schedules not run: their GPU is not "
+                echo(f"{unrunnable} dynamic-optimal schedules not run: their GPU is not "
                            "a shipped simulator configuration", err=True)
             with click.progressbar(length=len(run_seeds) * len(energy_scopes) * len(objectives)
                                    * (2 * len(REPLAY_PREDICTORS) + 1),
@@ -1084,14 +1099,14 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                           for objective in objectives for energy_scope in energy_scopes]
             what = "mean savings (%) against the highest P-state"
             if fmt in HUMAN_FORMATS and _seeds_line(seeds):
-                click.echo(_seeds_line(seeds))
+                echo(_seeds_line(seeds))
             elif fmt in HUMAN_FORMATS and not seeds and len(run_seeds) > 1:
-                click.echo(f"seeds {', '.join(map(str, run_seeds))} pooled: each seed replayed "
+                echo(f"seeds {', '.join(map(str, run_seeds))} pooled: each seed replayed "
                            "on its own runs, the means over every kernel and seed (--seeds "
                            "for the mean over seeds with a 95% interval)")
         else:
             if fmt in HUMAN_FORMATS:
-                click.echo(f"{scope.gpu} has whole runs only (no per-interval runs to replay a "
+                echo(f"{scope.gpu} has whole runs only (no per-interval runs to replay a "
                            "controller on): static optimal over its (SM, core, memory) "
                            "settings, the first row the mean over its kernels")
             tables = [(objective, None, run_static_table(con, scope, objective, max_loss_pct))
@@ -1101,7 +1116,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
         con.close()
     for objective, energy_scope, table in tables:
         if fmt in HUMAN_FORMATS:
-            click.echo(f"\n{what}, objective {objective}"
+            echo(f"\n{what}, objective {objective}"
                        + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
                           else "") + f", {scope.gpu}, {_suite_label(scope)}"
                        + (f", {ENERGY_SCOPES[energy_scope]}" if energy_scope else "") + ":")
@@ -1214,15 +1229,15 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
         raise GpudbError(f"no Equalizer runs of suite {suite_name} on {gpu} in {obj.path}: "
                          f"run gpudb --db {obj.path} evaluate equalizer --gpu {gpu}")
     if fmt in HUMAN_FORMATS:
-        click.echo(f"Equalizer and the static operating points against nominal, {gpu}, "
+        echo(f"Equalizer and the static operating points against nominal, {gpu}, "
                    f"suite {suite_name} (geometric means; 'all' over every kernel):")
         if _seeds_line(seeds):
-            click.echo(_seeds_line(seeds))
+            echo(_seeds_line(seeds))
     output_rows(columns, rows, fmt)
     if fmt in HUMAN_FORMATS and "speedup_verdict" in columns:
         from gpudb.demo import verdict_rule
 
-        click.echo(verdict_rule(len(seeds)) + "; energy: our chip energy against the paper's")
+        echo(verdict_rule(len(seeds)) + "; energy: our chip energy against the paper's")
 
 
 @evaluate.command()
@@ -1255,14 +1270,14 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
         raise GpudbError(f"no per-interval counters for {scope.gpu} ({_suite_label(scope)}): "
                          "workload classes need simulated runs")
     if fmt in HUMAN_FORMATS:
-        click.echo(f"shares of the time at the highest core P-state by category and paper 000 "
+        echo(f"shares of the time at the highest core P-state by category and paper 000 "
                    f"class ('all' summarises), {scope.gpu}, {_suite_label(scope)}:")
     output_rows(summary.columns, summary.rows, fmt)
     if fmt in HUMAN_FORMATS:
-        click.echo("\nper kernel:")
+        echo("\nper kernel:")
     output_rows(kernels.columns, kernels.rows, fmt)
     if fmt in HUMAN_FORMATS:
-        click.echo(f"\n{length}\n" + "\n".join(PAPER_CLASSES))
+        echo(f"\n{length}\n" + "\n".join(PAPER_CLASSES))
 
 
 @evaluate.command("control")
@@ -1320,14 +1335,14 @@ def demo(obj: Context, gpu, suite):
         gpudb demo            # into ./gpudb.duckdb; gpudb --db other.duckdb demo
     """
     scope = _scope(obj, gpu, suite, do_sweep=True)
-    click.echo(f"gpudb demo: {_suite_label(scope)} on {scope.gpu} into {obj.path}"
+    echo(f"gpudb demo: {_suite_label(scope)} on {scope.gpu} into {obj.path}"
                + (" (synthetic kernels)" if scope.simulated else ""))
     if scope.simulated:
         _readable_demo(obj, scope)
     else:
         print_accuracy(obj, scope, None, "run", "table")
         print_control(obj, scope, ["edp"], 1.0, "table")
-    click.echo("\nnext:\n" + "\n".join(f"  gpudb --db {obj.path} {hint}"
+    echo("\nnext:\n" + "\n".join(f"  gpudb --db {obj.path} {hint}"
                                          for hint in _demo_hints(obj, scope, gpu, suite)))
 
 
@@ -1382,19 +1397,19 @@ def _readable_demo(obj: Context, scope) -> None:
     savings = demo.savings_summary(control)
     objectives = demo.objectives_summary(by_objective)
     if length:
-        click.echo(length)
-    click.echo("\nPrediction error (paper 000 figure 8): MAPE from the highest core P-state to "
+        echo(length)
+    echo("\nPrediction error (paper 000 figure 8): MAPE from the highest core P-state to "
                "each lower one, whole runs:")
     output_rows(accuracy.columns, accuracy.rows, "table")
-    click.echo("\nEDP saving against always running at the highest P-state (paper 000 figures "
+    echo("\nEDP saving against always running at the highest P-state (paper 000 figures "
                "11-12), chip energy (no board power, as the paper's), mean over the kernels; "
                "the papers' controller, then gpudb's guarded one "
                "(\"Where gpudb differs from the papers\" in README.md); the first rows are "
                "offline bounds (dynamic_optimal_run: the dynamic optimal's schedule as the "
                "simulator runs it):")
     output_rows(savings.columns, savings.rows, "table")
-    click.echo(demo.verdict_rule())
-    click.echo("\nEvery objective, the bounds and gpudb's guarded controllers, chip energy, mean "
+    echo(demo.verdict_rule())
+    echo("\nEvery objective, the bounds and gpudb's guarded controllers, chip energy, mean "
                "over the kernels: savings against the highest P-state; with the energy "
                "objective the fraction of the dynamic optimal's and of perfect memoryless's "
                "saving realised (paper 004 section 4.3; its best controller: "
@@ -1403,10 +1418,10 @@ def _readable_demo(obj: Context, scope) -> None:
                "its saving, mean and worst kernel's slowdown:")
     output_rows(objectives.columns, objectives.rows, "table")
     if written:
-        click.echo("\nfigures:\n" + "\n".join(f"  {path}" for path in written))
+        echo("\nfigures:\n" + "\n".join(f"  {path}" for path in written))
     else:
-        click.echo(f"\nno figures: {skipped}")
-    click.echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=100))
+        echo(f"\nno figures: {skipped}")
+    echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=100))
 
 
 def _demo_kernel(con, scope) -> str | None:
@@ -1505,7 +1520,7 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
                 con, gpu_id, cluster_counts=(clusters,), train_fraction=train_fraction,
                 seed=seed, features=names, power=not no_power)
             if rows:  # the last one trained is the GPU's default from now on
-                click.echo(f"latest model_id {rows[-1][columns.index('model_id')]} (the "
+                echo(f"latest model_id {rows[-1][columns.index('model_id')]} (the "
                            "default of view prediction and the accuracy queries)",
                            err=fmt not in HUMAN_FORMATS)
         else:
@@ -1513,8 +1528,8 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
                 con, gpu_id, base=wu_model.parse_base(base), train_fraction=train_fraction,
                 seed=seed, clusters=clusters, features=names, power=not no_power)
             columns, rows = wu_model.validation_table(con, report.model_id)
-            click.echo(f"model_id {report.model_id}", err=fmt not in HUMAN_FORMATS)
-            click.echo(report.summary(), err=fmt not in HUMAN_FORMATS)
+            echo(f"model_id {report.model_id}", err=fmt not in HUMAN_FORMATS)
+            echo(report.summary(), err=fmt not in HUMAN_FORMATS)
     finally:
         con.close()
     output_rows(columns, rows, fmt)
@@ -1558,7 +1573,7 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
                                                    list(kernels) or None)
     finally:
         con.close()
-    click.echo(f"calibration_id {calibration_id} (method least_squares): RMS time error "
+    echo(f"calibration_id {calibration_id} (method least_squares): RMS time error "
                f"{result.rms_error_pct:.2f}% over {result.n_rows} (kernel, setting) pairs",
                err=fmt not in HUMAN_FORMATS)
     output_rows(["parameter", "value", "unit", "identified"],
@@ -1636,7 +1651,7 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
         report = _calibrate_simulated(obj, gpu, baseline, seed, jobs)
         summary = (f"{report.runs_added} runs simulated, {report.runs_reused} reused; baseline "
                    f"{report.baseline[0]:g}/{report.baseline[1]:g} MHz")
-    click.echo(f"calibration_id {report.calibration_id} ({report.gpu_id}, {report.method}; "
+    echo(f"calibration_id {report.calibration_id} ({report.gpu_id}, {report.method}; "
                f"{summary}; {report.seconds:.1f} s)", err=fmt not in HUMAN_FORMATS)
     output_rows(*report.table(), fmt)
     if report.method == "microbenchmark" and fmt in HUMAN_FORMATS:
@@ -1645,7 +1660,7 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
             columns, rows = cal.eq4_points(con, report.gpu_id)
         finally:
             con.close()
-        click.echo("\neq. 4, DRAM latency against core_f/mem_f: each pointer-chase run, the "
+        echo("\neq. 4, DRAM latency against core_f/mem_f: each pointer-chase run, the "
                    "fitted line and paper 003's GTX 980 line (core cycles):")
         output_rows(columns, rows, fmt)
 
@@ -1690,7 +1705,7 @@ def bench_ingest(rows, metrics, repeat):
     from gpudb.bench import bench_ingest as run_bench
 
     for line in run_bench(rows, metrics, repeat=repeat).lines():
-        click.echo(line)
+        echo(line)
 
 
 @bench.command()
@@ -1717,7 +1732,7 @@ def predict(obj: Context, repeat):
     finally:
         con.close()
     for line in result.lines():
-        click.echo(line)
+        echo(line)
 
 
 @bench.command()
@@ -1746,7 +1761,7 @@ def scale(obj: Context, factors, gpu_id):
     if not factors or any(f < 1 for f in factors):
         raise click.BadParameter("give factors >= 1, e.g. 1,10,100", param_hint="--factor")
     for line in bench_scale(Path(obj.path), factors, gpu_id).lines():
-        click.echo(line)
+        echo(line)
 
 
 @bench.command()
@@ -1771,7 +1786,7 @@ def sim(gpu, suite, repeat):
         value = row["value"]
         shown = (f"{value / 1e6:,.2f} M" if value >= 1e5
                  else f"{value:,.3f}" if value < 10 else f"{value:,.1f}")
-        click.echo(f"{row['metric']}: {shown} {row['unit']}")
+        echo(f"{row['metric']}: {shown} {row['unit']}")
 
 
 def main() -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -184,6 +185,27 @@ def _stage(log: SimLog, power: list[PowerEntry] | None, gpu_id: str,
     return runs, intervals, metrics, kernels
 
 
+def _check_finite(runs: list[dict], intervals: list[dict], metrics: list[dict]) -> None:
+    """Every derived quantity finite: time = cycles / clock and energy = power x time
+    overflow to inf from finite inputs (a 1e-300 MHz clock, a 1e308 W power), which the
+    database would store and merge then refuse."""
+    where = {run["run_id"]: run["_where"] for run in runs}
+    for run in runs:
+        for key in ("time_ns", "energy_j"):
+            if run[key] is not None and not math.isfinite(run[key]):
+                raise LogError(f"{run['_where']}: {key} = {run[key]} (from the clocks, "
+                               "cycles and power) is not a finite number")
+    for row in intervals:
+        for key in ("start_ns", "time_ns"):
+            if not math.isfinite(row[key]):
+                raise LogError(f"{where[row['run_id']]}: interval {row['idx']}: {key} = "
+                               f"{row[key]} is not a finite number")
+    for row in metrics:
+        if not math.isfinite(row["value"]):
+            raise LogError(f"{where[row['run_id']]}: {row['name']} = {row['value']} (the "
+                           "launch's own, from the running totals) is not a finite number")
+
+
 def _intervals(launch: Launch, run_id: str, core: float, mem: float) -> list[dict]:
     """Interval rows between the launch's periodic samples, the last closing at its end;
     none for a launch without samples."""
@@ -258,6 +280,7 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
         seen[sha] = log.path
         gid = gpu_id or f"gpgpusim-{log.n_sm}sm"
         runs, intervals, metrics, kernels = _stage(log, entries, gid, suite, exp_id, sha)
+        _check_finite(runs, intervals, metrics)
         for run in runs:
             key = (run["gpu_id"], run["kernel_id"], run["core_mhz"], run["mem_mhz"])
             first_id, first_where = settings.setdefault(key, (run["run_id"], run["_where"]))

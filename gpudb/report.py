@@ -20,7 +20,7 @@ from gpudb import db, plots
 from gpudb.db import GpudbError
 from gpudb.demo import readable
 from gpudb.evaluate import Table
-from gpudb.output import cell_text, fetch
+from gpudb.output import cell_text, fetch, printable
 from gpudb.queries import get_query, run_query
 
 # the stored analyses a reader looks at first, in this order (others: `gpudb query --list`)
@@ -37,7 +37,7 @@ img{max-width:100%;border:1px solid #ddd}figure{margin:1em 0 2em}"""
 
 
 def _table_html(table: Table, caption: str) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    head = "".join(f"<th>{html.escape(cell_text(c))}</th>" for c in table.columns)
     body = []
     for row in table.rows[:MAX_ROWS]:
         cells = "".join(
@@ -113,19 +113,25 @@ def build(con: duckdb.DuckDBPyConnection, db_path: str | Path, out_dir: str | Pa
                      f"{html.escape(plot.description)}</figcaption></figure>")
     if skipped:
         parts.append("<p>Not drawn (no data in this database):</p><ul>" + "".join(
-            f"<li>{html.escape(name)}: {html.escape(why)}</li>" for name, why in skipped)
+            f"<li>{html.escape(name)}: {html.escape(printable(why))}</li>"
+            for name, why in skipped)
             + "</ul>")
     page = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>gpudb report: {html.escape(Path(db_path).name)}</title>"
             f"<style>{STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
-    out.mkdir(parents=True, exist_ok=True)
     target = out / "report.html"
-    fd, tmp_page = tempfile.mkstemp(dir=out, prefix=".report.", suffix=".html")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, tmp_page = tempfile.mkstemp(dir=out, prefix=".report.", suffix=".html")
+    except OSError as exc:  # a folder not writable, a full disk
+        raise GpudbError(f"cannot write {target}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(page)
         os.chmod(tmp_page, 0o644)
         os.replace(tmp_page, target)
+    except OSError as exc:
+        raise GpudbError(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:
         if os.path.exists(tmp_page):
             os.remove(tmp_page)

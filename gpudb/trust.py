@@ -179,6 +179,44 @@ def no_new_file_on_error(path: str | os.PathLike | None) -> Iterator[None]:
         raise
 
 
+def read_regular(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
+    """The bytes of the regular file ``path``, ``what`` it should be ("a calibration file
+    (TOML)"), of at most ``max_bytes``. Opened without blocking and checked on the open
+    descriptor, so a FIFO cannot hang the command and /dev/zero cannot fill memory; a
+    directory, device, FIFO, socket, missing, unreadable or larger file is a GpudbError of
+    one line."""
+    from gpudb.mapping import file_kind  # mapping's own reader does the same for mappings
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise GpudbError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise GpudbError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
+                         ) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise GpudbError(f"{path} is {file_kind(info.st_mode)}, not {what}")
+        too_big = GpudbError(f"{path} is larger than {max_bytes:,} bytes, too large for {what}")
+        if info.st_size > max_bytes:
+            raise too_big
+        chunks, size = [], 0
+        while size <= max_bytes:  # a file still growing stops at the limit too
+            block = os.read(fd, max_bytes + 1 - size)
+            if not block:
+                break
+            chunks.append(block)
+            size += len(block)
+        if size > max_bytes:
+            raise too_big
+        return b"".join(chunks)
+    except OSError as exc:
+        raise GpudbError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
 @cache
 def _system_names() -> frozenset[str]:
     """Lower-cased names of DuckDB's own functions, operators and catalog views (those of
@@ -199,9 +237,9 @@ def _system_names() -> frozenset[str]:
 
 
 def refuse_shadowing(con: duckdb.DuckDBPyConnection, target: str) -> None:
-    """Refuse a file whose macros (or views) are named like gpudb's UDFs or DuckDB's own
-    functions, operators or catalog views: DuckDB resolves a name in the file before its own
-    catalog, so a stored ``predict_linear``, ``abs`` or ``+`` would decide what gpudb's views
+    """Refuse a file whose macros (in any schema) or views are named like gpudb's UDFs or
+    DuckDB's own functions, operators or catalog views: DuckDB resolves a name in the file
+    before its own catalog, so a stored ``predict_linear``, ``abs`` or ``+`` would decide what gpudb's views
     and queries compute. Every name is compared here in Python: a query filtering by name
     could itself call a replaced function or operator."""
     own = file_catalog(con)
@@ -209,14 +247,18 @@ def refuse_shadowing(con: duckdb.DuckDBPyConnection, target: str) -> None:
     for schema, name, kind in con.execute(
             "SELECT DISTINCT schema_name, function_name, function_type "
             "FROM system.main.duckdb_functions() WHERE database_name = ?", [own]).fetchall():
-        if schema == "main" and name.lower() in system:
+        # in any schema: DuckDB's binder finds a function of another schema too, and then
+        # reports gpudb's own as missing (issue 31: s.predict_linear broke every command)
+        if name.lower() in system:
             what, drop = (("table macro", "DROP MACRO TABLE") if kind == "table_macro" else
                           ("macro", "DROP MACRO") if kind == "macro" else
                           (f"{kind} function", "DROP FUNCTION"))
+            qualified = name if schema == "main" else f"{schema}.{name}"
+            quoted = '"' + schema.replace('"', '""') + '"."' + name.replace('"', '""') + '"'
             raise GpudbError(
-                f"{target} defines its own {what} {name!r}, which would replace "
+                f"{target} defines its own {what} {qualified!r}, which would replace "
                 f"{'gpudb' if _is_udf(name) else 'DuckDB'}'s {name}; refusing to use it "
-                f"(drop it with a plain DuckDB client: {drop} main.\"{name}\")")
+                f"(drop it with a plain DuckDB client: {drop} {quoted})")
     for schema, name in con.execute(
             "SELECT schema_name, view_name FROM system.main.duckdb_views() "
             "WHERE database_name = ?", [own]).fetchall():

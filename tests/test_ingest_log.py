@@ -203,3 +203,38 @@ def test_periodic_statistics_become_intervals(logs, fresh_db, tmp_path):
 def test_help_has_an_example():
     result = CliRunner().invoke(cli, ["ingest-log", "--help"])
     assert result.exit_code == 0 and "Example:" in result.output
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_values_that_overflow_are_refused_in_one_line(logs, some_db, tmp_path):
+    """Issue 31: finite inputs whose derived quantities are not (energy = power x time = inf,
+    time = cycles / a 1e-300 MHz clock = inf), counters past a BIGINT, and files that are no
+    regular file: each one line, nothing written."""
+    out = _copy(logs, PEBENCH, tmp_path)
+    report = next(out.parent.glob("gpgpusim_power_report__*"))
+    _edit(report, "gpu_avg_power = 59.6391", "gpu_avg_power = 1e308")
+    _refused(some_db, [out], "launch 1 (_Z7pebenchPjS_) of ")
+    _refused(some_db, [out], "energy_j = inf (from the clocks, cycles and power) is not a "
+                             "finite number")
+    _edit(report, "gpu_avg_power = 1e308", "gpu_avg_power = 59.6391")
+    _edit(out, "-gpgpu_clock_domains 600.0:1200.0", "-gpgpu_clock_domains 1e-300:1200.0")
+    _refused(some_db, [out], "energy_j = inf (from the clocks")  # time 4e307 ns, x 59.6 W
+    _edit(out, "-gpgpu_clock_domains 1e-300:1200.0", "-gpgpu_clock_domains 1e-310:1200.0")
+    _refused(some_db, [out], "time_ns = inf (from the clocks, cycles and power)")
+    _edit(out, "-gpgpu_clock_domains 1e-310:1200.0", "-gpgpu_clock_domains 600.0:1200.0")
+    _edit(out, "gpu_sim_cycle = 39690", "gpu_sim_cycle = 9223372036854775808")
+    _refused(some_db, [out], "gpu_sim_cycle is 9.22337e+18, more than a 64-bit count holds")
+    _edit(out, "gpu_sim_cycle = 9223372036854775808", "gpu_sim_cycle = 39690")
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)  # no writer: a plain open would wait forever
+    _refused(some_db, [out, "--power-report", fifo], f"{fifo} is a FIFO, not a "
+                                                     "GPUWattch/AccelWattch power report")
+    _refused(some_db, [out, "--power-report", "/dev/zero"], "/dev/zero is a character "
+                                                            "device, not a GPUWattch")
+    _refused(some_db, [fifo], f"{fifo}: not a regular file")
+    assert _run(some_db, out).exit_code == 0  # the file as it was: accepted

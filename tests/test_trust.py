@@ -363,3 +363,68 @@ def test_a_failed_command_creates_no_new_file(tmp_path, tiny_files):
     assert good.exists()  # a command that succeeds keeps the file it created
     one_line_error(invoke("--db", good, "sql", "SELEC 1"))
     assert good.exists()  # and one that fails never removes a file it did not create
+
+
+# --- issue 31: a teammate's file, round three ---------------------------------------------------
+
+# a view name that, printed raw, clears the line and rewrites it as the all-clear
+CLEARING = "z\x1b[2K\x1b[1Gnot gpudb's: nothing (only gpudb's own tables and views)"
+# a category that, printed raw, sets the terminal's title and blanks the row
+TITLING = "memory\x1b]0;pwned\x07\x1b[2K\r\u202e\x9b"
+
+
+def control_characters(text: str) -> list[str]:
+    """The C0/C1 controls (but line breaks and tabs), DEL and bidi overrides in ``text``."""
+    return sorted({c for c in text if (ord(c) < 0x20 and c not in "\n\t")
+                   or 0x7f <= ord(c) <= 0x9f or c in "\u202a\u202b\u202c\u202d\u202e"})
+
+
+def test_strings_from_the_file_reach_the_terminal_escaped(tiny, tmp_path):
+    plain_edit(tiny, f"CREATE VIEW \"{CLEARING}\" AS SELECT 1 AS one",
+               f"UPDATE kernel SET category = '{TITLING}'",
+               "INSERT INTO experiment SELECT * REPLACE ('e31' AS experiment_id, "
+               "'tiny\x1b[31m' AS name) FROM experiment")
+    listed = invoke("--db", tiny, "info")
+    assert listed.exit_code == 0, listed.output
+    assert not control_characters(listed.output), listed.output
+    line = next(s for s in listed.output.splitlines() if s.startswith("not gpudb's:"))
+    assert line == "not gpudb's:   view z\\x1b[2K\\x1b[1Gnot gpudb's: nothing (only gpudb's " \
+                   "own tables and views)"
+    assert "tiny\\x1b[31m" in listed.output  # the experiment's name, in the table
+    for fmt in ("table", "csv", "markdown", "json"):
+        shown = invoke("--db", tiny, "evaluate", "accuracy", "--gpu", "tiny", "--format", fmt)
+        assert shown.exit_code == 0, shown.output
+        assert not control_characters(shown.output), (fmt, shown.output)
+    table = invoke("--db", tiny, "query", "mape_by_kernel", "-p", "gpu_id", "tiny").output
+    assert not control_characters(table)
+    assert "memory\\x1b]0;pwned\\x07\\x1b[2K \\u202e\\x9b" in table  # \r: a line break
+    # an error line naming the file's object
+    refused = invoke("--db", tiny, "sql", f"SELECT * FROM \"{CLEARING}x\"")
+    assert not control_characters(refused.output) and "\\x1b[2K" in one_line_error(refused)
+
+
+@pytest.mark.parametrize("macro", ["predict_linear(a, b, c, d) AS 0", "abs(x) AS 0",
+                                   "read_csv(x) AS TABLE SELECT 1"])
+def test_a_macro_in_another_schema_named_like_a_function_is_refused(tiny, tmp_path, macro):
+    name = macro.split("(", 1)[0]
+    plain_edit(tiny, "CREATE SCHEMA other", f"CREATE MACRO other.{macro}")
+    before = hashlib.sha256(tiny.read_bytes()).hexdigest()
+    for args in [("info",), ("materialize",), ("query", "mape_by_predictor"),
+                 ("sql", "SELECT 1")]:
+        line = one_line_error(invoke("--db", tiny, *args))
+        assert f"defines its own" in line and f"'other.{name}'" in line, (args, line)
+        assert f'DROP MACRO{" TABLE" if "TABLE" in macro else ""} "other"."{name}"' in line
+    assert hashlib.sha256(tiny.read_bytes()).hexdigest() == before
+
+
+def test_other_schemas_of_the_file_leave_gpudbs_functions_registered(tiny, tmp_path):
+    clean = shutil.copy(tiny, tmp_path / "clean.duckdb")
+    plain_edit(tiny, "CREATE SCHEMA other", "CREATE MACRO other.mine(x) AS x + 1",
+               "CREATE TABLE other.notes (n INTEGER)")
+    for args in [("materialize",), ("sql", "SELECT predict_linear(31, 20, 2, 1) AS t"),
+                 ("query", "mape_by_predictor")]:
+        done, expected = invoke("--db", tiny, *args), invoke("--db", clean, *args)
+        assert done.exit_code == 0 and done.output == expected.output, (args, done.output)
+    line = next(s for s in invoke("--db", tiny, "info").output.splitlines()
+                if s.startswith("not gpudb's:"))
+    assert all(item in line for item in ("schema other", "macro other.mine", "table other.notes"))

@@ -60,6 +60,10 @@ def friendly_errors(command):
             raise _OneLineError(str(exc)) from None
         except duckdb.Error as exc:
             raise _OneLineError(error_line(exc)) from None
+        except RuntimeError as exc:
+            if db.interrupted(exc):  # Ctrl-C while DuckDB ran a query
+                raise KeyboardInterrupt from None
+            raise
         except ValueError as exc:
             # sim.config.ConfigError (a ValueError: sim does not import gpudb); importing the
             # simulator here would load numba for every command, and unloaded it raised none

@@ -69,11 +69,26 @@ def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection
     con.execute("BEGIN TRANSACTION")
     try:
         yield con
-    except BaseException:
+    except BaseException as exc:
         con.execute("ROLLBACK")
+        if interrupted(exc):
+            raise KeyboardInterrupt from None
         raise
     # Outside the try: a COMMIT that fails has already ended the transaction.
-    con.execute("COMMIT")
+    try:
+        con.execute("COMMIT")
+    except RuntimeError as exc:
+        if interrupted(exc):
+            raise KeyboardInterrupt from None
+        raise
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C arriving while DuckDB ran a statement: DuckDB's Python
+    client then raises RuntimeError('Query interrupted'), not KeyboardInterrupt, which
+    callers turn back into the KeyboardInterrupt it was (a sweep keeps its finished runs and
+    exits 130 instead of a traceback)."""
+    return type(exc) is RuntimeError and str(exc) == "Query interrupted"
 
 
 class GpudbError(Exception):
@@ -152,7 +167,7 @@ def _open_error(path: str, exc: duckdb.Error) -> GpudbError:
     return GpudbError(f"cannot open {path}: {first_line}")
 
 
-def _applied(con: duckdb.DuckDBPyConnection) -> list[int] | None:
+def _applied(con: duckdb.DuckDBPyConnection, path: str = "the database") -> list[int] | None:
     """Migration versions recorded in the file, or None if it has no migrations table."""
     exists = first_row(con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'gpudb_migration' "
@@ -160,8 +175,26 @@ def _applied(con: duckdb.DuckDBPyConnection) -> list[int] | None:
     ))[0]
     if not exists:
         return None
-    return [row[0] for row in
-            con.execute("SELECT version FROM gpudb_migration ORDER BY version").fetchall()]
+    try:
+        values = [row[0] for row in con.execute("SELECT version FROM gpudb_migration").fetchall()]
+    except duckdb.Error:  # no version column: a table of another shape under gpudb's name
+        values = None
+    return migration_versions(values, f"{path}: table gpudb_migration")
+
+
+def migration_versions(values: list | None, where: str) -> list[int]:
+    """The migration versions a file records (``values``: its gpudb_migration.version
+    column, None when it has none), sorted; a GpudbError of one line when one is not a
+    migration number (NULL, text, a fraction): the file is not one gpudb wrote."""
+    if values is None:
+        raise GpudbError(f"{where} has no version column: not a gpudb database this gpudb "
+                         "can use")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 9999:
+            shown = "NULL" if value is None else repr(value)[:40]
+            raise GpudbError(f"{where} records version {shown}, not a migration number: not "
+                             "a gpudb database this gpudb can use")
+    return sorted(values)
 
 
 def _meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
@@ -323,7 +356,7 @@ def connect(path: str | os.PathLike | None = None,
         trust.refuse_in_memory(con, target)
         trust.refuse_shadowing(con, target)
         known = migrations()
-        applied = _applied(con)
+        applied = _applied(con, target)
         if applied is None and not read_only:
             trust.refuse_foreign_duckdb(con, target)
         writer = _meta(con, "gpudb_version") if applied is not None else None

@@ -31,6 +31,7 @@ from gpudb.db import (
     atomic,
     connect,
     first_row,
+    migration_versions,
     migrations,
     schema_version,
 )
@@ -141,8 +142,15 @@ def _read_source(source: Path) -> tuple[dict[str, pa.Table], dict[str, int | Non
         if missing:
             raise GpudbError(f"{source} is not a gpudb export (no {missing[0]}.parquet)")
         try:
-            versions = pq.read_table(source / "gpudb_migration.parquet").column("version")
-            newest = max(versions.to_pylist(), default=0)
+            migration = pq.read_table(source / "gpudb_migration.parquet")
+            versions = migration_versions(
+                migration.column("version").to_pylist()
+                if "version" in migration.column_names else None,
+                f"{source}/gpudb_migration.parquet")
+            if not versions:
+                raise GpudbError(f"{source}/gpudb_migration.parquet records no migration: "
+                                 "not a gpudb export")
+            newest = versions[-1]
             if newest > schema_version():
                 raise GpudbError(f"{source} was exported by a newer gpudb (schema {newest}); "
                                  "upgrade gpudb to merge it")

@@ -239,9 +239,9 @@ def _system_names() -> frozenset[str]:
 def refuse_shadowing(con: duckdb.DuckDBPyConnection, target: str) -> None:
     """Refuse a file whose macros (in any schema) or views are named like gpudb's UDFs or
     DuckDB's own functions, operators or catalog views: DuckDB resolves a name in the file
-    before its own catalog, so a stored ``predict_linear``, ``abs`` or ``+`` would decide what gpudb's views
-    and queries compute. Every name is compared here in Python: a query filtering by name
-    could itself call a replaced function or operator."""
+    before its own catalog, so a stored ``predict_linear``, ``abs`` or ``+`` would decide
+    what gpudb's views and queries compute. Every name is compared here in Python: a query
+    filtering by name could itself call a replaced function or operator."""
     own = file_catalog(con)
     system = _system_names()
     for schema, name, kind in con.execute(

@@ -246,7 +246,8 @@ FILE_ERRORS = [
     # issue 31: values that make pred_wangchu predict nothing, or break the reader
     *[(f'l2_lat = {{ value = {v}, unit = "core cycles" }}\n',
        f"l2_lat: 'value' must be > 0 and at most 1e+09 core cycles, got {shown}")
-      for v, shown in (("0", "0.0"), ("-0.0", "-0.0"), ("-222", "-222.0"), ("1e10", "10000000000.0"))],
+      for v, shown in (("0", "0.0"), ("-0.0", "-0.0"), ("-222", "-222.0"),
+                       ("1e10", "10000000000.0"))],
     ('inst_cycle = { value = inf, unit = "core cycles" }\n',
      "inst_cycle: 'value' must be a finite number, got inf"),
     (f'l2_del = {{ value = {"9" * 400}, unit = "core cycles" }}\n',

@@ -355,6 +355,7 @@ def connect(path: str | os.PathLike | None = None,
         con.execute("SET enable_progress_bar = false")
         trust.refuse_in_memory(con, target)
         trust.refuse_shadowing(con, target)
+        trust.refuse_views_for_tables(con, target)
         known = migrations()
         applied = _applied(con, target)
         if applied is None and not read_only:

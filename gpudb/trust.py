@@ -267,6 +267,34 @@ def refuse_shadowing(con: duckdb.DuckDBPyConnection, target: str) -> None:
                              f"catalog view {name}; refusing to use it")
 
 
+@cache
+def _table_names() -> frozenset[str]:
+    """Lower-cased names of every table gpudb creates (its migrations' CREATE TABLE
+    statements, the bookkeeping tables and the materialised predictions)."""
+    import re
+
+    from gpudb.db import migrations
+    from gpudb.materialize import TABLE as MATERIALIZED
+
+    names = {m.lower() for migration in migrations() for m in re.findall(
+        r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", migration.sql, re.IGNORECASE)}
+    return frozenset(names | {"gpudb_migration", "gpudb_meta", MATERIALIZED.lower()})
+
+
+def refuse_views_for_tables(con: duckdb.DuckDBPyConnection, target: str) -> None:
+    """Refuse a file holding a view where gpudb keeps a table (``run`` as ``SELECT ... FROM
+    rd, range(1e12)``): every command reads gpudb's tables, so such a view would run for as
+    long as it likes (issue 31: `gpudb info` never ended on an 8.6 MB file). Only the
+    catalog is read: nothing the file defines is evaluated."""
+    tables = _table_names()
+    for schema, name in con.execute(
+            "SELECT schema_name, view_name FROM system.main.duckdb_views() "
+            "WHERE database_name = ? AND NOT internal", [file_catalog(con)]).fetchall():
+        if schema == "main" and name.lower() in tables:
+            raise GpudbError(f"{target} holds a view {name!r} where gpudb keeps its table "
+                             f"{name}: not gpudb's data; refusing to use it")
+
+
 def _is_udf(name: str) -> bool:
     from gpudb.predictors import udfs as gpudb_udfs
 

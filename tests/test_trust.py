@@ -428,3 +428,29 @@ def test_other_schemas_of_the_file_leave_gpudbs_functions_registered(tiny, tmp_p
     line = next(s for s in invoke("--db", tiny, "info").output.splitlines()
                 if s.startswith("not gpudb's:"))
     assert all(item in line for item in ("schema other", "macro other.mine", "table other.notes"))
+
+
+def test_a_view_where_gpudb_keeps_a_table_is_refused_without_running_it(tiny, tmp_path):
+    """Issue 31: ``run`` replaced by a view over range(1e12) kept `gpudb info` (and query,
+    evaluate, plot, report, merge) running for minutes; the catalog says what it is, so the
+    file is refused in one line before anything reads it."""
+    import time
+
+    plain_edit(tiny, "CREATE TABLE rd AS SELECT * FROM run",
+               "CREATE TABLE i2 AS SELECT * FROM interval",
+               "CREATE TABLE m2 AS SELECT * FROM metric",
+               "DROP TABLE metric", "DROP TABLE interval", "DROP TABLE run",
+               "ALTER TABLE i2 RENAME TO interval", "ALTER TABLE m2 RENAME TO metric",
+               "CREATE VIEW run AS SELECT rd.* FROM rd, range(1000000000000)")
+    expected = (f"Error: {tiny} holds a view 'run' where gpudb keeps its table run: not "
+                "gpudb's data; refusing to use it")
+    for args in [("info",), ("query", "mape_by_predictor"), ("report", "--out", tmp_path / "r"),
+                 ("evaluate", "accuracy", "--gpu", "tiny"), ("export", tmp_path / "e")]:
+        started = time.perf_counter()
+        result = invoke("--db", tiny, *args)
+        assert time.perf_counter() - started < 10, args
+        assert one_line_error(result) == expected, args
+    merged = invoke("--db", tmp_path / "new.duckdb", "merge", tiny)
+    assert one_line_error(merged) == expected
+    assert not (tmp_path / "new.duckdb").exists() and not (tmp_path / "r").exists()
+    assert not (tmp_path / "e").exists()

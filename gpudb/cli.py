@@ -171,6 +171,32 @@ def output_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
     echo(format_rows(columns, rows, fmt), nl=False)
 
 
+# Commands that keep what they finished when interrupted (runs of a sweep, a measurement): a
+# new database file they created stays. Every other command writes all or nothing.
+KEEP_ON_INTERRUPT = frozenset({"sweep", "demo", "measure", "control", "evaluate", "bench",
+                               "calibrate"})
+
+
+@contextlib.contextmanager
+def _exit_on_stop():
+    """SIGTERM or SIGHUP stop the command as Ctrl-C does (its clean-up runs, a new file goes),
+    and it exits 128 + the signal's number, saying nothing was written."""
+    import signal
+
+    from gpudb.stop_signals import stop_on_signals
+
+    fired: list[int] = []
+    try:
+        with stop_on_signals() as fired:
+            yield
+    except KeyboardInterrupt as stop:
+        signum = getattr(stop, "signum", None) or (fired[0] if fired else None)
+        if signum is None:
+            raise  # Ctrl-C: click says "Aborted!"
+        echo(f"interrupted ({signal.Signals(signum).name}): nothing written", err=True)
+        sys.exit(128 + signum)
+
+
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", "db_path", envvar="GPUDB_DB", default=db.DEFAULT_DB, show_default=True,
               type=click.Path(), help="Database file (env GPUDB_DB).")
@@ -188,7 +214,14 @@ def cli(ctx, db_path, read_only):
         gpudb --db lab.duckdb init && gpudb --db lab.duckdb info
     """
     ctx.obj = Context(db_path, read_only)
-    ctx.with_resource(trust.no_new_file_on_error(db_path))  # a failed command creates no file
+    # a failed command creates no file; nor does an interrupted one that writes all or nothing
+    all_or_nothing = ctx.invoked_subcommand not in KEEP_ON_INTERRUPT
+    if all_or_nothing:
+        # SIGTERM and SIGHUP unwind like Ctrl-C (the commands that keep work on an
+        # interrupt install this around their own work); outside the next, which removes
+        # the new file on the way out
+        ctx.with_resource(_exit_on_stop())
+    ctx.with_resource(trust.no_new_file_on_error(db_path, on_interrupt=all_or_nothing))
 
 
 @cli.command()

@@ -70,8 +70,15 @@ def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection
     try:
         yield con
     except BaseException as exc:
-        con.execute("ROLLBACK")
-        if interrupted(exc):
+        stopped = isinstance(exc, KeyboardInterrupt) or interrupted(exc)
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            # Ctrl-C or SIGTERM inside a fetch leaves a result DuckDB will not roll back
+            # over; the transaction ends uncommitted when the connection closes
+            if not stopped:
+                raise
+        if stopped and not isinstance(exc, KeyboardInterrupt):
             raise KeyboardInterrupt from None
         raise
     # Outside the try: a COMMIT that fails has already ended the transaction.

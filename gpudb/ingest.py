@@ -809,6 +809,28 @@ def _ensure_reference_rows(con, mapping: Mapping, exp_name: str, now: str) -> No
                       or f"measured data ingested with {mapping.path.name}", created_at=now)
 
 
+# the [gpu] keys that describe the GPU itself: a mapping that names a stored gpu_id must agree
+_GPU_FACTS = ("name", "n_sm", "max_warps_per_sm", "max_ctas_per_sm", "nominal_core_mhz",
+              "nominal_mem_mhz")
+
+
+def _check_stored_gpu(con: duckdb.DuckDBPyConnection, mapping: Mapping) -> None:
+    """A mapping's [gpu] naming a GPU the database holds must say what the database says of
+    it (ingest-log refuses a log whose SM count differs the same way): otherwise one gpu_id
+    would hold runs of two GPUs, e.g. of 40 SMs and of 2."""
+    gpu = mapping.gpu
+    stored = con.execute(f"SELECT {', '.join(_GPU_FACTS)} FROM gpu WHERE gpu_id = ?",
+                         [gpu["gpu_id"]]).fetchall()
+    if not stored:
+        return
+    for key, have in zip(_GPU_FACTS, stored[0], strict=True):
+        given = gpu.get(key)
+        if given is not None and have is not None and given != have:
+            raise IngestError(f"{mapping.path}: [gpu] {key} = {given!r}, but GPU "
+                              f"{gpu['gpu_id']!r} in the database has {key} = {have!r}: "
+                              "name another gpu_id, or the GPU as stored")
+
+
 def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Mapping,
            experiment: str | None = None,
            progress: Callable[[str], None] | None = None,
@@ -830,6 +852,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
     paths = [Path(f) for f in files]
     exp_name = experiment or mapping.experiment or paths[0].stem
     exp_id = experiment_id(exp_name)
+    _check_stored_gpu(con, mapping)
     now = first_row(con.execute("SELECT CAST(now() AS VARCHAR)"))[0]
     reports: list[FileReport] = []
     staged: list[tuple[FileReport, _Staged, str]] = []

@@ -162,16 +162,23 @@ def remove_created(path: str | os.PathLike) -> bool:
 
 
 @contextmanager
-def no_new_file_on_error(path: str | os.PathLike | None) -> Iterator[None]:
-    """Around a command: when the block raises (an error, not Ctrl-C or an exit with status
-    0), the database file at ``path`` is removed if the block's :func:`connect` created it, so
-    a failed command leaves no new file. None: $GPUDB_DB or ./gpudb.duckdb. A closed output
-    pipe (``gpudb demo | head``) is no failure of the command: what it wrote is kept."""
+def no_new_file_on_error(path: str | os.PathLike | None,
+                         on_interrupt: bool = False) -> Iterator[None]:
+    """Around a command: when the block raises (an error, not an exit with status 0), the
+    database file at ``path`` is removed if the block's :func:`connect` created it, so a
+    failed command leaves no new file. None: $GPUDB_DB or ./gpudb.duckdb. A closed output
+    pipe (``gpudb demo | head``) is no failure of the command: what it wrote is kept.
+    ``on_interrupt``: so does Ctrl-C (or SIGTERM/SIGHUP, as gpudb.stop_signals raises them),
+    for a command that writes all or nothing (a sweep's new file keeps its finished runs)."""
     target = str(path) if path is not None else default_path()
     existed = target == MEMORY or not target.strip() or os.path.lexists(target)
     try:
         yield
     except BrokenPipeError:
+        raise
+    except KeyboardInterrupt:
+        if not existed and on_interrupt:
+            remove_created(target)
         raise
     except Exception as exc:
         if not existed and getattr(exc, "exit_code", 1) != 0:

@@ -479,3 +479,22 @@ def test_cli_refusal_is_one_line(tiny_db, tmp_path):
     assert result.output.strip().splitlines() == [
         (f"Error: {data}: row 1 (line 2), column 'time_ms': '1e308' ms is inf ns after unit "
         "conversion, not a positive finite number")]
+
+
+@pytest.mark.parametrize("mapping_change, key, given, have", [
+    (("n_sm = 2", "n_sm = 40"), "n_sm", "40", "2"),
+    (('name = "tiny test GPU"', 'name = "another GPU"'), "name", "'another GPU'",
+     "'tiny test GPU'"),
+    (("n_sm = 2", "n_sm = 2\nmax_warps_per_sm = 48"), None, None, None),  # not stored: adds
+])
+def test_a_mapping_gpu_contradicting_the_stored_one_is_refused(tiny_db, tmp_path,
+                                                              mapping_change, key, given, have):
+    """Issue 31: a mapping naming the stored GPU 'tiny' (2 SMs) with 40 SMs was accepted, and
+    the database then held runs of one gpu_id with two SM counts; ingest-log refused it."""
+    data, mapping = _csv_and_mapping(tmp_path, mapping_change=mapping_change)
+    if key is None:
+        _ingest(tiny_db, [data], mapping)
+        return
+    _refused(tiny_db, [data], mapping,
+             re.escape(f"in.toml: [gpu] {key} = {given}, but GPU 'tiny' in the database has "
+                       f"{key} = {have}: name another gpu_id, or the GPU as stored"))

@@ -454,3 +454,31 @@ def test_a_view_where_gpudb_keeps_a_table_is_refused_without_running_it(tiny, tm
     assert one_line_error(merged) == expected
     assert not (tmp_path / "new.duckdb").exists() and not (tmp_path / "r").exists()
     assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize("signum, code, said", [
+    (15, 143, "interrupted (SIGTERM): nothing written"), (2, 1, "Aborted!")])
+def test_an_interrupted_ingest_into_a_new_file_leaves_no_file(tmp_path, tiny_files, signum,
+                                                               code, said):
+    """Issue 31: SIGTERM (or Ctrl-C) to `gpudb ingest` into a new file left an empty
+    database and its WAL; an ingest writes all or nothing, so the new file goes too."""
+    import signal
+    import time
+
+    csv_path, mapping = tiny_files
+    rows = "".join(f"k{k},{c},800,{1 + k % 7},{100 + k % 13},0.5\n"
+                   for k in range(100_000) for c in (500, 1000))  # ingest takes ~5 s
+    csv_path.write_text(TINY_CSV.splitlines()[0] + "\n" + rows)
+    target = tmp_path / "new.duckdb"
+    proc = subprocess.Popen([sys.executable, "-m", "gpudb.cli", "--db", str(target), "ingest",
+                             str(csv_path), "--mapping", str(mapping)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not target.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.5)  # inside the ingest, past the file's creation and migration
+    proc.send_signal(signal.Signals(signum))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, (out, err)
+    assert err.strip().splitlines()[-1] == said and out == ""
+    assert glob.glob(f"{target}*") == []

@@ -57,9 +57,9 @@ def friendly_errors(command):
         try:
             return command(*args, **kwargs)
         except GpudbError as exc:
-            raise _OneLineError(str(exc)) from None
-        except duckdb.Error as exc:
-            raise _OneLineError(error_line(exc)) from None
+            raise _OneLineError(db.ran_over() or str(exc)) from None
+        except duckdb.Error as exc:  # the time bound's interrupt included
+            raise _OneLineError(db.ran_over() or error_line(exc)) from None
         except RuntimeError as exc:
             if db.interrupted(exc):  # Ctrl-C while DuckDB ran a query
                 raise KeyboardInterrupt from None
@@ -177,6 +177,12 @@ KEEP_ON_INTERRUPT = frozenset({"sweep", "demo", "measure", "control", "evaluate"
                                "calibrate"})
 
 
+# Commands that only read a database (merge: its source), whatever it holds, and so end
+# within --timeout-s (a table of a billion rows, an object computing for hours)
+TIME_BOUNDED = frozenset({"info", "query", "sql", "plot", "report", "export", "merge"})
+DEFAULT_TIMEOUT_S = 300.0
+
+
 @contextlib.contextmanager
 def _exit_on_stop():
     """SIGTERM or SIGHUP stop the command as Ctrl-C does (its clean-up runs, a new file goes),
@@ -201,9 +207,14 @@ def _exit_on_stop():
 @click.option("--db", "db_path", envvar="GPUDB_DB", default=db.DEFAULT_DB, show_default=True,
               type=click.Path(), help="Database file (env GPUDB_DB).")
 @click.option("--read-only", is_flag=True, help="Open the database without writing.")
+@click.option("--timeout-s", type=click.FloatRange(min=0), envvar="GPUDB_TIMEOUT_S",
+              default=DEFAULT_TIMEOUT_S, show_default=True,
+              help="Stop info, query, sql, plot, report, export and merge after this many "
+                   "seconds, naming what they were reading (0: no bound; env "
+                   "GPUDB_TIMEOUT_S).")
 @click.version_option(package_name="gpudb")
 @click.pass_context
-def cli(ctx, db_path, read_only):
+def cli(ctx, db_path, read_only, timeout_s):
     """gpudb: an experiment database for GPU DVFS research.
 
     Keeps simulated and measured runs of GPU kernels at many core/memory frequency settings
@@ -222,6 +233,8 @@ def cli(ctx, db_path, read_only):
         # the new file on the way out
         ctx.with_resource(_exit_on_stop())
     ctx.with_resource(trust.no_new_file_on_error(db_path, on_interrupt=all_or_nothing))
+    if ctx.invoked_subcommand in TIME_BOUNDED:
+        ctx.with_resource(db.time_bound(timeout_s))
 
 
 @cli.command()
@@ -258,8 +271,11 @@ def info(obj: Context, fmt):
     try:
         meta = db.file_info(con)
         from gpudb.transfer import TABLES
-        counts = [(t, db.first_row(con.execute(f"SELECT count(*) FROM {t}"))[0])
-                  for t in TABLES]
+        counts = []
+        for t in TABLES:
+            db.doing(f"counting the rows of table {t}")
+            counts.append((t, db.first_row(con.execute(f"SELECT count(*) FROM {t}"))[0]))
+        db.doing("listing the experiments")
         result = con.execute(
             "SELECT e.name AS experiment, count(r.run_id) AS runs, "
             "count(DISTINCT r.kernel_id) AS kernels, string_agg(DISTINCT r.gpu_id, ', ') AS gpus, "
@@ -749,6 +765,7 @@ def sql(obj: Context, statement, fmt):
     con = obj.connect()
     try:
         try:
+            db.doing("running the SQL given")
             columns, rows = fetch(con, statement)
         except duckdb.Error as exc:
             raise GpudbError(f"SQL error: {error_line(exc)}") from None

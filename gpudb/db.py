@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -100,6 +101,75 @@ def interrupted(exc: BaseException) -> bool:
 
 class GpudbError(Exception):
     """An error with a one-line message meant for the user (the CLI prints it as is)."""
+
+
+class _TimeBound:
+    """The time bound of a command reading files from elsewhere (:func:`time_bound`): every
+    connection :func:`connect` opens while it holds is interrupted at the deadline."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.connections: list[duckdb.DuckDBPyConnection] = []
+        self.fired = False
+        self.doing = "reading the database"
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(seconds, self.fire)
+        self.timer.daemon = True
+
+    def fire(self) -> None:
+        with self.lock:
+            self.fired = True
+            for con in self.connections:
+                try:
+                    con.interrupt()
+                except Exception:  # noqa: BLE001 - closed meanwhile: nothing to stop
+                    pass
+
+    def add(self, con: duckdb.DuckDBPyConnection) -> None:
+        with self.lock:
+            self.connections.append(con)
+            if self.fired:
+                con.interrupt()
+
+
+_BOUND: list[_TimeBound] = []
+
+
+@contextmanager
+def time_bound(seconds: float | None) -> Iterator[None]:
+    """Within the block, every gpudb connection is interrupted ``seconds`` after the block
+    began (None or 0: no bound): DuckDB stops the statement it runs with InterruptException,
+    and :func:`ran_over` says so. A file from elsewhere can hold a table of a billion rows
+    or an object that computes for hours; a command that only reads must end."""
+    if not seconds:
+        yield
+        return
+    bound = _TimeBound(seconds)
+    _BOUND.append(bound)
+    bound.timer.start()
+    try:
+        yield
+    finally:
+        bound.timer.cancel()
+        _BOUND.remove(bound)
+
+
+def doing(what: str) -> None:
+    """What the command reads now ("counting the rows of table run"), for the line
+    :func:`ran_over` prints when the time bound stops it."""
+    for bound in _BOUND:
+        bound.doing = what
+
+
+def ran_over() -> str | None:
+    """The one line saying that the time bound stopped the command and what it was reading,
+    or None when it did not fire."""
+    for bound in _BOUND:
+        if bound.fired:
+            return (f"stopped after {bound.seconds:g} s, the time bound of a command reading a "
+                    f"database (--timeout-s or GPUDB_TIMEOUT_S; 0: none), while "
+                    f"{bound.doing}")
+    return None
 
 
 @dataclass(frozen=True)
@@ -351,12 +421,17 @@ def connect(path: str | os.PathLike | None = None,
     if target != MEMORY and read_only and not Path(target).exists():
         raise GpudbError(f"no database at {target} (create it with `gpudb init`)")
     created = target != MEMORY and not os.path.lexists(target)
+    config = dict(trust.locked_down())
+    if os.environ.get("GPUDB_MEMORY_LIMIT"):  # DuckDB's own default: 80% of the memory
+        config["memory_limit"] = os.environ["GPUDB_MEMORY_LIMIT"]
     try:
-        con = duckdb.connect(target, read_only=read_only, config=dict(trust.locked_down()))
+        con = duckdb.connect(target, read_only=read_only, config=config)
     except duckdb.Error as exc:
         raise _open_error(target, exc) from None
     if created:
         trust.note_created(target)
+    for bound in _BOUND:
+        bound.add(con)
     try:
         # gpudb commands draw their own progress bars; DuckDB's would garble their output.
         con.execute("SET enable_progress_bar = false")

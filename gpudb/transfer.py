@@ -30,6 +30,7 @@ from gpudb.db import (
     GpudbError,
     atomic,
     connect,
+    doing,
     first_row,
     migration_versions,
     migrations,
@@ -75,6 +76,7 @@ def export(con: duckdb.DuckDBPyConnection, directory: str | Path) -> dict[str, i
     counts = {}
     try:
         for table in tables:
+            doing(f"exporting table {table}")
             counts[table] = _write_parquet(con, f"SELECT * FROM {_quote(table)}",
                                            staging / f"{table}.parquet")
         os.replace(staging, target)
@@ -171,6 +173,7 @@ def _read_source(source: Path) -> tuple[dict[str, pa.Table], dict[str, int | Non
         raise GpudbError(f"no database or export at {source}")
     other = connect(source, read_only=True)
     try:
+        doing(f"reading the tables of {source}")
         tables = {t: other.sql(f"SELECT * FROM {t}").to_arrow_table() for t in TABLES}
         names = [r[0] for r in other.execute(
             "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "

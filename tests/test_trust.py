@@ -482,3 +482,32 @@ def test_an_interrupted_ingest_into_a_new_file_leaves_no_file(tmp_path, tiny_fil
     assert proc.returncode == code, (out, err)
     assert err.strip().splitlines()[-1] == said and out == ""
     assert glob.glob(f"{target}*") == []
+
+
+def test_a_command_reading_the_file_stops_at_its_time_bound(tiny, monkeypatch):
+    """Issue 31 item 2: a command that only reads a file ends within --timeout-s (env
+    GPUDB_TIMEOUT_S), saying in one line what it was reading; the file's slow view itself is
+    never evaluated by info."""
+    import time
+
+    plain_edit(tiny, "CREATE VIEW slow AS SELECT count(*) AS n FROM range(1000000000000)")
+    started = time.perf_counter()
+    listed = invoke("--db", tiny, "--timeout-s", "5", "info")
+    assert listed.exit_code == 0 and "not gpudb's:   view slow" in listed.output
+    stopped = invoke("--db", tiny, "--timeout-s", "1", "sql", "SELECT * FROM slow")
+    assert one_line_error(stopped) == (
+        "Error: stopped after 1 s, the time bound of a command reading a database "
+        "(--timeout-s or GPUDB_TIMEOUT_S; 0: none), while running the SQL given")
+    monkeypatch.setenv("GPUDB_TIMEOUT_S", "0.5")
+    stopped = invoke("--db", tiny, "sql", "SELECT * FROM slow")
+    assert "stopped after 0.5 s" in one_line_error(stopped)
+    assert time.perf_counter() - started < 15
+
+
+def test_duckdbs_memory_limit_comes_from_the_environment(tiny, monkeypatch):
+    monkeypatch.setenv("GPUDB_MEMORY_LIMIT", "2GB")
+    shown = invoke("--db", tiny, "sql", "SELECT current_setting('memory_limit') AS m")
+    assert shown.exit_code == 0 and "1.8 GiB" in shown.output, shown.output
+    monkeypatch.setenv("GPUDB_MEMORY_LIMIT", "lots")
+    assert one_line_error(invoke("--db", tiny, "info")) == (
+        f"Error: cannot open {tiny}: Parser Error: Memory must have a number (e.g. 1GB)")

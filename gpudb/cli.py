@@ -292,7 +292,7 @@ def info(obj: Context, fmt):
     if fmt in HUMAN_FORMATS:
         echo(f"database:      {obj.path}")
         echo(f"schema:        version {meta['schema_version']} "
-                   f"(this gpudb: {meta['gpudb_schema_version']})")
+             f"(this gpudb: {meta['gpudb_schema_version']})")
         echo(f"written by:    gpudb {meta['written_by']} (this: {meta['gpudb_version']})")
         echo(f"materialized:  prediction_materialized {materialized}")
         echo("not gpudb's:   " + (", ".join(f"{kind} {printable(name)}" for kind, name in foreign)
@@ -523,14 +523,14 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, su
         except m.MeasureStopped as stop:
             # an exit, not an error: a new database file keeps the settings measured before
             echo(f"Error: {stop} ({stop.settings_stored} settings before it stored and "
-                       f"kept in {obj.path})", err=True)
+                 f"kept in {obj.path})", err=True)
             sys.exit(1)
         except m.MeasureInterrupted as stop:
             import signal
 
             echo(f"interrupted ({signal.Signals(stop.signum).name}): "
-                       f"{stop.settings_stored} settings stored and kept; clocks restored",
-                       err=True)
+                 f"{stop.settings_stored} settings stored and kept; clocks restored",
+                 err=True)
             sys.exit(128 + stop.signum)
     finally:
         if con is not None:
@@ -600,8 +600,8 @@ def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
     with run_progress("simulating", rate=True) as progress:
         summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
     echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
-               f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
-               f"{summary['seconds']:.1f} s")
+         f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
+         f"{summary['seconds']:.1f} s")
 
 
 @contextlib.contextmanager
@@ -636,8 +636,8 @@ def run_progress(label: str, rate: bool = False):
         import signal
 
         echo(f"interrupted ({signal.Signals(stop.signum).name}): "
-                   f"{stop.summary['runs_added']} runs written and kept; "
-                   "run the same command again to resume", err=True)
+             f"{stop.summary['runs_added']} runs written and kept; "
+             "run the same command again to resume", err=True)
         sys.exit(128 + stop.signum)
     finally:
         close()
@@ -828,13 +828,13 @@ def merge(obj: Context, source):
         con.close()
     others = ", ".join(f"{n} {t}" for t, n in report.rows_added.items() if t != "run" and n)
     echo(f"merged {source}: {report.runs_added} runs added, {report.runs_skipped} "
-               f"already present" + (f"; also {others}" if others else ""))
+         f"already present" + (f"; also {others}" if others else ""))
     left = ", ".join(t if n is None else f"{t} ({n} row{'' if n == 1 else 's'})"
                      for t, n in report.not_merged.items() if n != 0)
     if left:
         echo(f"not merged (computed from runs, or in calibration's case measured or "
-                   f"fitted for one GPU: recompute them here, or load a calibration file with "
-                   f"gpudb calibrate --from-file): {left}")
+             f"fitted for one GPU: recompute them here, or load a calibration file with "
+             f"gpudb calibrate --from-file): {left}")
 
 
 @cli.command()
@@ -981,7 +981,7 @@ def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
             raise GpudbError(f"no simulated runs of suite {scope.suite} on {gpu} in "
                              f"{obj.path}; run: {command}")
         echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
-                   f"{command}", err=True)
+             f"{command}", err=True)
         simulate(obj, gpu, suite or "default", mem_mhz=_nominal_mem(gpu),
                  jobs=os.cpu_count() or 1, seed=missing)
     return scope
@@ -1052,11 +1052,11 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
     if fmt in HUMAN_FORMATS:
         if absent:
             echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
-                       f"; none from {', '.join(absent)} (the interval-level models read "
-                       "per-interval counters, which simulated runs have and measured ones do "
-                       "not; wu needs a model: gpudb train wu)")
+                 f"; none from {', '.join(absent)} (the interval-level models read "
+                 "per-interval counters, which simulated runs have and measured ones do "
+                 "not; wu needs a model: gpudb train wu)")
         echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
-                   f"{scope.gpu}, {_suite_label(scope)}:")
+             f"{scope.gpu}, {_suite_label(scope)}:")
     output_rows(per_predictor.columns, per_predictor.rows, fmt)
     _echo_verdict_rule(per_predictor, seeds, fmt)
     if fmt in HUMAN_FORMATS:
@@ -1080,21 +1080,21 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
     if not summary.rows:
         if fmt in HUMAN_FORMATS:
             echo(f"\nno predictions from base {base[0]:g}/{base[1]:g} MHz (core/memory)"
-                       " with a known actual time")
+                 " with a known actual time")
         return
     if fmt in HUMAN_FORMATS:
         echo(f"\ncore x memory accuracy (paper 003) from base {base[0]:g}/{base[1]:g} MHz "
-                   "(core/memory), MAPE (%) over every target setting, the base included; "
-                   f"wangchu_fit_cv: fitted on the other kernels ({folds} folds by kernel):")
+             "(core/memory), MAPE (%) over every target setting, the base included; "
+             f"wangchu_fit_cv: fitted on the other kernels ({folds} folds by kernel):")
     output_rows(summary.columns, summary.rows, fmt)
     if heat.rows:
         if fmt in HUMAN_FORMATS:
             echo("\nMAPE (%) by target, core MHz down, memory MHz across "
-                       "(query error_by_setting):")
+                 "(query error_by_setting):")
         output_rows(heat.columns, heat.rows, fmt)
     if fmt in HUMAN_FORMATS:
         echo("\nMAPE (%) by kernel over every target, with the case of paper 003 "
-                   "section V the model picks at the base:")
+             "section V the model picks at the base:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt)
 
 
@@ -1134,7 +1134,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                     progress=progress, seeds=run_seeds, workers=os.cpu_count() or 1)
             if unrunnable and fmt in HUMAN_FORMATS:
                 echo(f"{unrunnable} dynamic-optimal schedules not run: their GPU is not "
-                           "a shipped simulator configuration", err=True)
+                     "a shipped simulator configuration", err=True)
             with click.progressbar(length=len(run_seeds) * len(energy_scopes) * len(objectives)
                                    * (2 * len(REPLAY_PREDICTORS) + 1),
                                    label="replaying", file=sys.stderr) as bar:
@@ -1156,13 +1156,13 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                 echo(_seeds_line(seeds))
             elif fmt in HUMAN_FORMATS and not seeds and len(run_seeds) > 1:
                 echo(f"seeds {', '.join(map(str, run_seeds))} pooled: each seed replayed "
-                           "on its own runs, the means over every kernel and seed (--seeds "
-                           "for the mean over seeds with a 95% interval)")
+                     "on its own runs, the means over every kernel and seed (--seeds "
+                     "for the mean over seeds with a 95% interval)")
         else:
             if fmt in HUMAN_FORMATS:
                 echo(f"{scope.gpu} has whole runs only (no per-interval runs to replay a "
-                           "controller on): static optimal over its (SM, core, memory) "
-                           "settings, the first row the mean over its kernels")
+                     "controller on): static optimal over its (SM, core, memory) "
+                     "settings, the first row the mean over its kernels")
             tables = [(objective, None, run_static_table(con, scope, objective, max_loss_pct))
                       for objective in objectives]
             what = "static optimal savings (%) against the highest setting"
@@ -1171,9 +1171,9 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
     for objective, energy_scope, table in tables:
         if fmt in HUMAN_FORMATS:
             echo(f"\n{what}, objective {objective}"
-                       + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
+                 + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
                           else "") + f", {scope.gpu}, {_suite_label(scope)}"
-                       + (f", {ENERGY_SCOPES[energy_scope]}" if energy_scope else "") + ":")
+                 + (f", {ENERGY_SCOPES[energy_scope]}" if energy_scope else "") + ":")
         output_rows(table.columns, table.rows, fmt)
         _echo_verdict_rule(table, seeds, fmt)
 
@@ -1284,7 +1284,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
                          f"run gpudb --db {obj.path} evaluate equalizer --gpu {gpu}")
     if fmt in HUMAN_FORMATS:
         echo(f"Equalizer and the static operating points against nominal, {gpu}, "
-                   f"suite {suite_name} (geometric means; 'all' over every kernel):")
+             f"suite {suite_name} (geometric means; 'all' over every kernel):")
         if _seeds_line(seeds):
             echo(_seeds_line(seeds))
     output_rows(columns, rows, fmt)
@@ -1325,7 +1325,7 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
                          "workload classes need simulated runs")
     if fmt in HUMAN_FORMATS:
         echo(f"shares of the time at the highest core P-state by category and paper 000 "
-                   f"class ('all' summarises), {scope.gpu}, {_suite_label(scope)}:")
+             f"class ('all' summarises), {scope.gpu}, {_suite_label(scope)}:")
     output_rows(summary.columns, summary.rows, fmt)
     if fmt in HUMAN_FORMATS:
         echo("\nper kernel:")
@@ -1390,7 +1390,7 @@ def demo(obj: Context, gpu, suite):
     """
     scope = _scope(obj, gpu, suite, do_sweep=True)
     echo(f"gpudb demo: {_suite_label(scope)} on {scope.gpu} into {obj.path}"
-               + (" (synthetic kernels)" if scope.simulated else ""))
+         + (" (synthetic kernels)" if scope.simulated else ""))
     if scope.simulated:
         _readable_demo(obj, scope)
     else:
@@ -1453,23 +1453,23 @@ def _readable_demo(obj: Context, scope) -> None:
     if length:
         echo(length)
     echo("\nPrediction error (paper 000 figure 8): MAPE from the highest core P-state to "
-               "each lower one, whole runs:")
+         "each lower one, whole runs:")
     output_rows(accuracy.columns, accuracy.rows, "table")
     echo("\nEDP saving against always running at the highest P-state (paper 000 figures "
-               "11-12), chip energy (no board power, as the paper's), mean over the kernels; "
-               "the papers' controller, then gpudb's guarded one "
-               "(\"Where gpudb differs from the papers\" in README.md); the first rows are "
-               "offline bounds (dynamic_optimal_run: the dynamic optimal's schedule as the "
-               "simulator runs it):")
+         "11-12), chip energy (no board power, as the paper's), mean over the kernels; "
+         "the papers' controller, then gpudb's guarded one "
+         "(\"Where gpudb differs from the papers\" in README.md); the first rows are "
+         "offline bounds (dynamic_optimal_run: the dynamic optimal's schedule as the "
+         "simulator runs it):")
     output_rows(savings.columns, savings.rows, "table")
     echo(demo.verdict_rule())
     echo("\nEvery objective, the bounds and gpudb's guarded controllers, chip energy, mean "
-               "over the kernels: savings against the highest P-state; with the energy "
-               "objective the fraction of the dynamic optimal's and of perfect memoryless's "
-               "saving realised (paper 004 section 4.3; its best controller: "
-               f"{demo.PAPER_004_FRACTION['dynamic']:.2f} and "
-               f"{demo.PAPER_004_FRACTION['memoryless']:.2f}); energy within 1% slowdown: "
-               "its saving, mean and worst kernel's slowdown:")
+         "over the kernels: savings against the highest P-state; with the energy "
+         "objective the fraction of the dynamic optimal's and of perfect memoryless's "
+         "saving realised (paper 004 section 4.3; its best controller: "
+         f"{demo.PAPER_004_FRACTION['dynamic']:.2f} and "
+         f"{demo.PAPER_004_FRACTION['memoryless']:.2f}); energy within 1% slowdown: "
+         "its saving, mean and worst kernel's slowdown:")
     output_rows(objectives.columns, objectives.rows, "table")
     if written:
         echo("\nfigures:\n" + "\n".join(f"  {path}" for path in written))
@@ -1575,8 +1575,8 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
                 seed=seed, features=names, power=not no_power)
             if rows:  # the last one trained is the GPU's default from now on
                 echo(f"latest model_id {rows[-1][columns.index('model_id')]} (the "
-                           "default of view prediction and the accuracy queries)",
-                           err=fmt not in HUMAN_FORMATS)
+                     "default of view prediction and the accuracy queries)",
+                     err=fmt not in HUMAN_FORMATS)
         else:
             report = wu_model.train_wu(
                 con, gpu_id, base=wu_model.parse_base(base), train_fraction=train_fraction,
@@ -1628,8 +1628,8 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
     finally:
         con.close()
     echo(f"calibration_id {calibration_id} (method least_squares): RMS time error "
-               f"{result.rms_error_pct:.2f}% over {result.n_rows} (kernel, setting) pairs",
-               err=fmt not in HUMAN_FORMATS)
+         f"{result.rms_error_pct:.2f}% over {result.n_rows} (kernel, setting) pairs",
+         err=fmt not in HUMAN_FORMATS)
     output_rows(["parameter", "value", "unit", "identified"],
                 [(k, v, UNITS[k], result.identified[k])
                  for k, v in result.params.items()], fmt)
@@ -1706,7 +1706,7 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
         summary = (f"{report.runs_added} runs simulated, {report.runs_reused} reused; baseline "
                    f"{report.baseline[0]:g}/{report.baseline[1]:g} MHz")
     echo(f"calibration_id {report.calibration_id} ({report.gpu_id}, {report.method}; "
-               f"{summary}; {report.seconds:.1f} s)", err=fmt not in HUMAN_FORMATS)
+         f"{summary}; {report.seconds:.1f} s)", err=fmt not in HUMAN_FORMATS)
     output_rows(*report.table(), fmt)
     if report.method == "microbenchmark" and fmt in HUMAN_FORMATS:
         con = obj.connect(read_only=True)
@@ -1715,7 +1715,7 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
         finally:
             con.close()
         echo("\neq. 4, DRAM latency against core_f/mem_f: each pointer-chase run, the "
-                   "fitted line and paper 003's GTX 980 line (core cycles):")
+             "fitted line and paper 003's GTX 980 line (core cycles):")
         output_rows(columns, rows, fmt)
 
 

@@ -166,7 +166,8 @@ def _fit(columns: list[str], cells: list[list[str]], numeric: list[bool],
     if sum(widths) + _COLUMN_GAP * (len(widths) - 1) <= width or not text:
         return cells
     fixed = sum(w for i, w in enumerate(widths) if numeric[i]) + _COLUMN_GAP * (len(widths) - 1)
-    cap = max(widths[i] for i in text)
+    # no text column is wider than the terminal: start there, not at a 20 MB cell's width
+    cap = min(max(widths[i] for i in text), width)
     while cap > _MIN_TEXT_WIDTH and fixed + sum(
             max(min(widths[i], cap), len(columns[i]) + MIN_PADDING) for i in text) > width:
         cap -= 1

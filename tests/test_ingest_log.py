@@ -237,4 +237,9 @@ def test_values_that_overflow_are_refused_in_one_line(logs, some_db, tmp_path):
     _refused(some_db, [out, "--power-report", "/dev/zero"], "/dev/zero is a character "
                                                             "device, not a GPUWattch")
     _refused(some_db, [fifo], f"{fifo}: not a regular file")
+    (tmp_path / "beside").mkdir()
+    beside = _copy(logs, PEBENCH, tmp_path / "beside", power=False)
+    os.mkfifo(beside.parent / "gpgpusim_power_report__fifo.log")  # found beside the log
+    _refused(some_db, [beside], "gpgpusim_power_report__fifo.log is a FIFO, not a "
+                                "GPUWattch/AccelWattch power report")
     assert _run(some_db, out).exit_code == 0  # the file as it was: accepted

@@ -16,6 +16,7 @@ import math
 import re
 import shutil
 import unicodedata
+from functools import cache
 from typing import TYPE_CHECKING
 
 from tabulate import MIN_PADDING, tabulate
@@ -33,10 +34,12 @@ _ERROR_KIND = re.compile(r"^(?:[A-Z][A-Za-z]* )+Error: ")
 _HINTS = ("Did you mean", "Candidate bindings")
 
 
-# a character outside printable ASCII and Latin-1 (soft hyphen excepted): the candidates that
-# :func:`printable` checks one by one, so plain text passes at the regex engine's speed (a
-# 20 MB cell with one ESC in 0.2 s)
-_CANDIDATE = re.compile("[^\x20-\x7e\xa0-\xac\xae-\xff]")
+@cache
+def _candidates(keep: str) -> re.Pattern:
+    """A character outside printable ASCII and Latin-1 (soft hyphen excepted) and ``keep``:
+    the candidates that :func:`printable` checks one by one, so plain text passes at the
+    regex engine's speed (a 20 MB cell with one ESC in 0.2 s)."""
+    return re.compile(f"[^\x20-\x7e\xa0-\xac\xae-\xff{re.escape(keep)}]")
 
 
 def _escaped(match: re.Match, keep: str = "") -> str:
@@ -58,10 +61,12 @@ def printable(text, keep: str = "") -> str:
     are (the CLI's own line breaks). Backslashes are left alone: this is for showing, not
     for parsing back."""
     text = text if isinstance(text, str) else str(text)
-    if text.isprintable() or (keep and text.translate({ord(c): None for c in keep})
-                              .isprintable()):
+    if not keep and text.isprintable():
         return text
-    return _CANDIDATE.sub(lambda m: _escaped(m, keep), text)
+    candidates = _candidates(keep)
+    if candidates.search(text) is None:
+        return text
+    return candidates.sub(lambda m: _escaped(m, keep), text)
 
 
 def error_line(exc: BaseException) -> str:

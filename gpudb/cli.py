@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
+import shlex
 import sys
 import textwrap
 import time
@@ -16,7 +18,15 @@ import duckdb
 
 from gpudb import db, trust
 from gpudb.db import GpudbError, first_row
-from gpudb.output import FORMATS, HUMAN_FORMATS, error_line, fetch, format_rows, printable
+from gpudb.output import (
+    FORMATS,
+    HUMAN_FORMATS,
+    error_line,
+    fetch,
+    format_rows,
+    json_records,
+    printable,
+)
 from gpudb.predictors import names as predictor_names
 
 
@@ -167,7 +177,17 @@ def param_option(command):
                         metavar="NAME VALUE", help="Query parameter (repeatable).")(command)
 
 
-def output_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
+def output_rows(columns: list[str], rows: list[tuple], fmt: str, name: str | None = None) -> None:
+    """Print one table of a command's output. A command that prints several names each one:
+    with 'json' they are gathered into one object of named tables, printed once when the
+    command has succeeded (one document for a parser; nothing on failure); with 'csv' each
+    starts with a line '# table: NAME'. A command printing one table prints it bare."""
+    if name is not None and fmt == "json":
+        tables = click.get_current_context().meta.setdefault(_JSON_TABLES, {})
+        tables[name] = json_records(columns, rows)
+        return
+    if name is not None and fmt == "csv":
+        echo(f"# table: {name}")
     echo(format_rows(columns, rows, fmt), nl=False)
 
 
@@ -203,6 +223,9 @@ def _exit_on_stop():
         sys.exit(128 + signum)
 
 
+_JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by nested commands
+
+
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", "db_path", envvar="GPUDB_DB", default=db.DEFAULT_DB, show_default=True,
               type=click.Path(), help="Database file (env GPUDB_DB).")
@@ -235,6 +258,15 @@ def cli(ctx, db_path, read_only, timeout_s):
     ctx.with_resource(trust.no_new_file_on_error(db_path, on_interrupt=all_or_nothing))
     if ctx.invoked_subcommand in TIME_BOUNDED:
         ctx.with_resource(db.time_bound(timeout_s))
+
+
+@cli.result_callback()
+@click.pass_context
+def _print_json_tables(ctx, *_result, **_params):
+    """A command's named tables in --format json, as one document, once it has succeeded."""
+    tables = ctx.meta.get(_JSON_TABLES)
+    if tables is not None:
+        echo(json.dumps(tables, indent=1))
 
 
 @cli.command()
@@ -367,7 +399,8 @@ def _echo_reports(reports, describe) -> None:
 @click.option("--power-report", type=click.Path(dir_okay=False),
               help="GPUWattch/AccelWattch power report of the one log given (default: the "
                    "gpgpusim_power_report__*.log beside each log).")
-@click.option("--experiment", help="Experiment the runs join (default: the first log's name).")
+@click.option("--experiment", help="Experiment the runs join (default: the directory's name "
+              "when one directory is given, else the first log's name).")
 @click.option("--gpu", "gpu_id", callback=_gpu_name,
               help="gpu_id of the simulated GPU (default: gpgpusim-<SMs>sm).")
 @click.option("--suite", default="gpgpusim", show_default=True,
@@ -395,8 +428,13 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
     finally:
         con.close()
     _echo_reports(reports, lambda r: (
-        f"{r.launches} launches, {r.runs_added} runs added, {r.runs_present} already present, "
-        f"{r.metrics_added} metric values, {r.intervals_added} intervals"
+        f"{r.launches} launch{'es' if r.launches != 1 else ''}, {r.runs_added} runs added, "
+        f"{r.runs_present} already present, {r.metrics_added} metric values, "
+        f"{r.intervals_added} intervals"
+        + (f"; {r.counters_unwrapped} counter values read past a 32-bit wrap"
+           if r.counters_unwrapped else "")
+        + (f"; {r.counters_left_out} counter values left out (the counter went down: reset "
+           "by the simulator)" if r.counters_left_out else "")
         + ("" if r.power_report else "; no power report: energy not known")))
 
 
@@ -596,12 +634,21 @@ def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
     """gpudb.sweep.sweep with a progress bar and a summary line; Ctrl-C (SIGTERM, SIGHUP) keeps
     what finished and exits 130 (143, 129). ``grid``: sweep's keyword arguments."""
     from gpudb.sweep import sweep as run_sweep
+    from sim._jit_cache import cache_root, compiled
 
+    if compiled() is False:
+        # the first run after an install compiles the simulator before any run can finish:
+        # without this line a log shows "simulating" and nothing else for a minute or more
+        echo("compiling the simulator (numba, once per installed version: about 40 s of "
+             f"one core, minutes on a busy machine; kept in {cache_root()})", err=True)
     with run_progress("simulating", rate=True) as progress:
         summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
     echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
          f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
          f"{summary['seconds']:.1f} s")
+
+
+_LOG_EVERY_S = 5.0   # seconds between progress lines when stderr is not a terminal
 
 
 @contextlib.contextmanager
@@ -611,16 +658,28 @@ def run_progress(label: str, rate: bool = False):
     (SweepInterrupted) says what it kept and exits 130, 143 or 129."""
     from gpudb.sweep import SweepInterrupted
 
-    state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0}
+    state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0,
+             "said": time.perf_counter()}
+    # click draws no bar where stderr is not a terminal (a log, CI, nohup): a line every few
+    # seconds there instead, so a long sweep is seen to move
+    terminal = sys.stderr.isatty()
 
     def progress(done, total, instructions=None):
+        if instructions is not None:
+            state["instructions"] = instructions
+        if not terminal:
+            now = time.perf_counter()
+            if total and (now - state["said"] >= _LOG_EVERY_S or done == total):
+                state["said"] = now
+                echo(f"{label}: {done}/{total} runs" + (f", {_rate(state)}" if rate else "")
+                     + f", {now - state['start']:.0f} s", err=True)
+            state["done"] = done
+            return
         if state["bar"] is None:
             state["bar"] = click.progressbar(
                 length=total, label=label, file=sys.stderr, show_pos=True, show_eta=True,
                 item_show_func=(lambda _: _rate(state)) if rate else None)
             state["bar"].__enter__()
-        if instructions is not None:
-            state["instructions"] = instructions
         state["bar"].update(done - state["done"], current_item=done)
         state["done"] = done
 
@@ -662,7 +721,7 @@ def query(obj: Context, name, list_queries, params, fmt):
 
         gpudb query best_setting -p gpu_id v100 --format csv
     """
-    from gpudb.queries import run_query, stored_queries
+    from gpudb.queries import resolve_names, run_query, stored_queries
 
     if list_queries or not name:
         rows = [(q.name, ", ".join(q.params), q.description)
@@ -671,7 +730,7 @@ def query(obj: Context, name, list_queries, params, fmt):
         return
     con = obj.connect(read_only=True)
     try:
-        columns, rows = run_query(con, name, dict(params))
+        columns, rows = run_query(con, name, resolve_names(con, dict(params)))
     finally:
         con.close()
     output_rows(columns, rows, fmt)
@@ -1031,12 +1090,14 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
     from gpudb.evaluate import (
         accuracy_over_seeds,
         accuracy_tables,
+        check_base_mhz,
         check_same_kernels,
         predictor_coverage,
     )
 
     con = obj.connect(read_only=True)
     try:
+        check_base_mhz(con, scope, base_mhz)
         applies, absent = predictor_coverage(con, scope.gpu, scope.suite, granularity)
         if seeds:
             check_same_kernels(con, scope, seeds, "run")
@@ -1057,11 +1118,11 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
                  "not; wu needs a model: gpudb train wu)")
         echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
              f"{scope.gpu}, {_suite_label(scope)}:")
-    output_rows(per_predictor.columns, per_predictor.rows, fmt)
+    output_rows(per_predictor.columns, per_predictor.rows, fmt, "by_predictor")
     _echo_verdict_rule(per_predictor, seeds, fmt)
     if fmt in HUMAN_FORMATS:
         echo("\nMAPE (%) by kernel, over all targets:")
-    output_rows(per_kernel.columns, per_kernel.rows, fmt)
+    output_rows(per_kernel.columns, per_kernel.rows, fmt, "by_kernel")
 
 
 def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
@@ -1086,16 +1147,16 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
         echo(f"\ncore x memory accuracy (paper 003) from base {base[0]:g}/{base[1]:g} MHz "
              "(core/memory), MAPE (%) over every target setting, the base included; "
              f"wangchu_fit_cv: fitted on the other kernels ({folds} folds by kernel):")
-    output_rows(summary.columns, summary.rows, fmt)
+    output_rows(summary.columns, summary.rows, fmt, "grid_summary")
     if heat.rows:
         if fmt in HUMAN_FORMATS:
             echo("\nMAPE (%) by target, core MHz down, memory MHz across "
                  "(query error_by_setting):")
-        output_rows(heat.columns, heat.rows, fmt)
+        output_rows(heat.columns, heat.rows, fmt, "grid_by_setting")
     if fmt in HUMAN_FORMATS:
         echo("\nMAPE (%) by kernel over every target, with the case of paper 003 "
              "section V the model picks at the base:")
-    output_rows(per_kernel.columns, per_kernel.rows, fmt)
+    output_rows(per_kernel.columns, per_kernel.rows, fmt, "grid_by_kernel")
 
 
 ENERGY_SCOPES = {"chip": "chip energy (no board power: papers 000 and 004's scope)",
@@ -1174,7 +1235,8 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                  + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
                           else "") + f", {scope.gpu}, {_suite_label(scope)}"
                  + (f", {ENERGY_SCOPES[energy_scope]}" if energy_scope else "") + ":")
-        output_rows(table.columns, table.rows, fmt)
+        output_rows(table.columns, table.rows, fmt,
+                    objective + (f"_{energy_scope}" if energy_scope else ""))
         _echo_verdict_rule(table, seeds, fmt)
 
 
@@ -1326,10 +1388,10 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
     if fmt in HUMAN_FORMATS:
         echo(f"shares of the time at the highest core P-state by category and paper 000 "
              f"class ('all' summarises), {scope.gpu}, {_suite_label(scope)}:")
-    output_rows(summary.columns, summary.rows, fmt)
+    output_rows(summary.columns, summary.rows, fmt, "summary")
     if fmt in HUMAN_FORMATS:
         echo("\nper kernel:")
-    output_rows(kernels.columns, kernels.rows, fmt)
+    output_rows(kernels.columns, kernels.rows, fmt, "by_kernel")
     if fmt in HUMAN_FORMATS:
         echo(f"\n{length}\n" + "\n".join(PAPER_CLASSES))
 
@@ -1396,8 +1458,11 @@ def demo(obj: Context, gpu, suite):
     else:
         print_accuracy(obj, scope, None, "run", "table")
         print_control(obj, scope, ["edp"], 1.0, "table")
-    echo("\nnext:\n" + "\n".join(f"  gpudb --db {obj.path} {hint}"
-                                         for hint in _demo_hints(obj, scope, gpu, suite)))
+    hints = _demo_hints(obj, scope, gpu, suite)
+    # the hints leave out --db: one export line instead keeps each within the demo's width
+    export = ("" if obj.path == db.DEFAULT_DB
+              else f" (first: export GPUDB_DB={shlex.quote(str(obj.path))})")
+    echo(f"\nnext{export}:\n" + "\n".join(textwrap.indent(h, "  ") for h in hints))
 
 
 def _readable_demo(obj: Context, scope) -> None:
@@ -1450,32 +1515,36 @@ def _readable_demo(obj: Context, scope) -> None:
     accuracy = demo.accuracy_summary(per_predictor)
     savings = demo.savings_summary(control)
     objectives = demo.objectives_summary(by_objective)
+    def caption(text: str) -> None:
+        echo("\n" + textwrap.fill(text, width=DEMO_WIDTH))
+
     if length:
-        echo(length)
-    echo("\nPrediction error (paper 000 figure 8): MAPE from the highest core P-state to "
-         "each lower one, whole runs:")
+        echo(textwrap.fill(length, width=DEMO_WIDTH))
+    caption("Prediction error (paper 000 figure 8), whole runs: MAPE % from the highest core "
+            "P-state to each lower one (columns: target core MHz; all: over every target; "
+            "paper: paper 000's):")
     output_rows(accuracy.columns, accuracy.rows, "table")
-    echo("\nEDP saving against always running at the highest P-state (paper 000 figures "
-         "11-12), chip energy (no board power, as the paper's), mean over the kernels; "
-         "the papers' controller, then gpudb's guarded one "
-         "(\"Where gpudb differs from the papers\" in README.md); the first rows are "
-         "offline bounds (dynamic_optimal_run: the dynamic optimal's schedule as the "
-         "simulator runs it):")
+    caption("EDP saving % against always running at the highest P-state (paper 000 figures "
+            "11-12), chip energy (no board power, as the paper's), mean over the kernels: "
+            "EDP, time: the papers' controller as they give it; g: with gpudb's guard "
+            "(\"Where gpudb differs from the papers\" in README.md); paper: paper 000's. The "
+            "first rows are offline bounds (dynamic_optimal_run: the dynamic optimal's "
+            "schedule as the simulator runs it):")
     output_rows(savings.columns, savings.rows, "table")
-    echo(demo.verdict_rule())
-    echo("\nEvery objective, the bounds and gpudb's guarded controllers, chip energy, mean "
-         "over the kernels: savings against the highest P-state; with the energy "
-         "objective the fraction of the dynamic optimal's and of perfect memoryless's "
-         "saving realised (paper 004 section 4.3; its best controller: "
-         f"{demo.PAPER_004_FRACTION['dynamic']:.2f} and "
-         f"{demo.PAPER_004_FRACTION['memoryless']:.2f}); energy within 1% slowdown: "
-         "its saving, mean and worst kernel's slowdown:")
+    echo(textwrap.fill(demo.verdict_rule(), width=DEMO_WIDTH))
+    caption("Every objective, the bounds and gpudb's guarded controllers, chip energy, mean "
+            "over the kernels, savings % against the highest P-state: EDP, ED2P; E: energy "
+            "(the energy objective), E/dyn and E/mless its fraction of the dynamic optimal's "
+            "and of perfect memoryless's saving (paper 004 section 4.3; its best controller: "
+            f"{demo.PAPER_004_FRACTION['dynamic']:.2f} and "
+            f"{demo.PAPER_004_FRACTION['memoryless']:.2f}); 1% E: energy within 1% slowdown, "
+            "slow and worst: its mean and worst kernel's slowdown %:")
     output_rows(objectives.columns, objectives.rows, "table")
     if written:
         echo("\nfigures:\n" + "\n".join(f"  {path}" for path in written))
     else:
         echo(f"\nno figures: {skipped}")
-    echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=100))
+    echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=DEMO_WIDTH))
 
 
 def _demo_kernel(con, scope) -> str | None:
@@ -1486,29 +1555,51 @@ def _demo_kernel(con, scope) -> str | None:
     return row[0] if row else None
 
 
+DEMO_WIDTH = 100   # the demo's lines and tables fit this many columns
+
+
 def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
-    """The commands to try after the demo, for the GPU and suite it ran on."""
+    """The commands to try after the demo, for the GPU and suite it ran on (without --db: the
+    demo prints the GPUDB_DB to export first), each with what it shows."""
     where = (f" --gpu {gpu}" if gpu != "gtx480" else "") + (f" --suite {suite}" if suite else "")
-    hints = ["query --list                      # stored analyses",
-             "query mape_by_kernel              # accuracy per kernel",
-             "query savings -p objective edp    # savings per kernel and policy",
-             'sql "SELECT predictor, avg(abs(predicted_ns - actual_ns) / actual_ns) '
-             'FROM prediction GROUP BY ALL"']
-    if not scope.simulated:
-        return [*hints, f"evaluate control{where} --objective energy_perf"]
     con = obj.connect(read_only=True)
     try:
-        kernel = _demo_kernel(con, scope)
+        kernel = _demo_kernel(con, scope) if scope.simulated else None
+        top_mhz = first_row(con.execute(
+            "SELECT max(core_mhz) FROM run WHERE gpu_id = ? AND policy = 'fixed'",
+            [scope.gpu]))[0]
     finally:
         con.close()
-    return [*hints,
-            f"query clock_trace -p kernel_id {kernel}   # clocks per controller",
-            f"evaluate control{where} --objective energy_perf   # energy within 1% slowdown",
-            f"evaluate control{' --gpu ' + gpu if gpu != 'gtx480' else ''} --suite long "
-            "--seeds 0,1,2 --scope chip   # paper-scale kernels (>= 200 intervals), 3 seeds",
-            f"evaluate classes{where}                  # the suite beside the papers' classes",
-            f"control{where} --predictor crisp_gpudb --kernel {kernel.split('/', 1)[1]}"
-            "   # closed loop"]
+    hints = [("query --list", "stored analyses"),
+             ("query mape_by_kernel", "accuracy per kernel"),
+             ("query savings -p objective edp", "savings per kernel and policy"),
+             # the accuracy table's 'all' column by hand: whole runs from the highest P-state
+             ('sql "SELECT predictor, round(100 * avg(abs(predicted_ns - actual_ns)\n'
+              "        / actual_ns), 1) AS mape_pct FROM prediction WHERE granularity = 'run'\n"
+              f"        AND base_core_mhz = {top_mhz:g} AND target_core_mhz < {top_mhz:g} "
+              'GROUP BY ALL ORDER BY ALL"', "the accuracy table's 'all' column, in SQL")]
+    if not scope.simulated:
+        return _aligned([*hints, (f"evaluate control{where} --objective energy_perf",
+                                  "energy within 1% slowdown")])
+    return _aligned([
+        *hints,
+        (f"query clock_trace -p kernel_id {kernel.split('/', 1)[1]}", "clocks per controller"),
+        (f"evaluate control{where} --objective energy_perf", "energy within 1% slowdown"),
+        (f"evaluate control{' --gpu ' + gpu if gpu != 'gtx480' else ''} --suite long "
+         "--seeds 0,1,2 --scope chip", "paper scale, 3 seeds"),
+        (f"evaluate classes{where}", "the kernels' classes"),
+        (f"control{where} --predictor crisp_gpudb --kernel {kernel.split('/', 1)[1]}",
+         "closed loop")])
+
+
+def _aligned(hints: list[tuple[str, str]]) -> list[str]:
+    """'gpudb COMMAND   # what it shows', the comments aligned; a command of several lines
+    (SQL in quotes, where a '#' would be part of the string) gets its comment on a line of
+    its own above it."""
+    width = max(len(command) for command, _ in hints if "\n" not in command)
+    return [f"# {what}:\ngpudb {command}" if "\n" in command
+            else f"gpudb {command}" + " " * (width - len(command) + 2) + f"# {what}"
+            for command, what in hints]
 
 
 @cli.group()

@@ -240,6 +240,13 @@ def _open_error(path: str, exc: duckdb.Error) -> GpudbError:
         return GpudbError(f"{path} is not a DuckDB database")
     if "database does not exist" in text:
         return GpudbError(f"no database at {path} (create it with `gpudb init`)")
+    if "different configuration than existing connections" in text:
+        # DuckDB keeps one database instance per file and process: a file open read-only
+        # cannot be opened writable beside it, nor the reverse
+        return GpudbError(
+            f"{path} is already open in this process with the other read_only setting; "
+            "DuckDB allows one per file and process: open it read-only everywhere, or "
+            "writable everywhere, or close the other connection first (an engine: dispose())")
     first_line = text.splitlines()[0] if text else type(exc).__name__
     return GpudbError(f"cannot open {path}: {first_line}")
 

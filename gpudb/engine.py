@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 
+import duckdb
 import sqlalchemy
+from duckdb_engine import ConnectionWrapper
 from sqlalchemy import event
 
 from gpudb import udfs
-from gpudb.db import connect, default_path, own_views
+from gpudb.db import _open_error, connect, default_path, own_views
 from gpudb.trust import locked_down
 
 
@@ -27,9 +29,18 @@ def engine(path: str | os.PathLike | None = None, read_only: bool = False) -> sq
     """An SQLAlchemy Engine on a gpudb database (migrated first when writable)."""
     target = str(path) if path is not None else default_path()
     connect(target, read_only=read_only).close()  # migrate, or refuse a mismatched file
-    # opened locked down like every connection (gpudb.trust.locked_down)
-    eng = sqlalchemy.create_engine(f"duckdb:///{target}",
-                                   connect_args={"read_only": read_only,
-                                                 "config": dict(locked_down())})
+
+    def open_connection() -> ConnectionWrapper:
+        # Exactly gpudb.connect's configuration (locked down, gpudb.trust.locked_down), not
+        # duckdb-engine's own connect, which adds a user-agent setting: DuckDB keeps one
+        # database instance per file and process and refuses a second configuration, so
+        # gpudb.connect and this engine could not be open on one file together.
+        try:
+            return ConnectionWrapper(duckdb.connect(target, read_only=read_only,
+                                                    config=dict(locked_down())))
+        except duckdb.Error as exc:
+            raise _open_error(target, exc) from None
+
+    eng = sqlalchemy.create_engine(f"duckdb:///{target}", creator=open_connection)
     event.listen(eng, "connect", _register_udfs)
     return eng

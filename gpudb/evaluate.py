@@ -54,7 +54,29 @@ def resolve_scope(con: duckdb.DuckDBPyConnection | None, gpu: str, suite: str | 
     if gpu not in known:
         raise GpudbError(f"no GPU {gpu!r}: the database has {', '.join(known) or 'none'}; "
                          f"the simulator ships {', '.join(available('gpus'))}")
+    if suite is not None and con is not None:
+        # a suite is the kernel_ids' prefix; one the GPU has no run of is a typo, not a result
+        suites = [r[0] for r in con.execute(
+            "SELECT DISTINCT split_part(kernel_id, '/', 1) FROM run WHERE gpu_id = ? "
+            "ORDER BY 1", [gpu]).fetchall()]
+        if suite not in suites:
+            raise GpudbError(f"no runs of suite {suite!r} on {gpu} (its suites: "
+                             f"{', '.join(map(repr, suites)) or 'none'})")
     return Scope(gpu, suite, False)
+
+
+def check_base_mhz(con: duckdb.DuckDBPyConnection, scope: Scope, base_mhz: float | None) -> None:
+    """Raise GpudbError unless ``base_mhz`` (None: the default) is a core clock the scope's
+    fixed runs were made at: predictions start only from a measured setting."""
+    if base_mhz is None:
+        return
+    clocks = [r[0] for r in con.execute(
+        "SELECT DISTINCT core_mhz FROM run WHERE gpu_id = ? AND policy = 'fixed' "
+        "AND (CAST(? AS TEXT) IS NULL OR kernel_id LIKE ? || '/%') ORDER BY 1",
+        [scope.gpu, scope.suite, scope.suite]).fetchall()]
+    if float(base_mhz) not in clocks:
+        raise GpudbError(f"no runs of {scope.gpu} at a core clock of {base_mhz:g} MHz to "
+                         f"predict from (its core clocks: {', '.join(f'{c:g}' for c in clocks)})")
 
 
 def interval_seeds(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[int]:

@@ -17,8 +17,13 @@ of one kernel, launch 2 prints about twice launch 1's counts). :class:`Launch` t
 each counter as this block's value minus the previous block's; ratios (L1D and L2 miss rates)
 are recomputed from those differences. Averages and maxima over the program so far
 (``averagemflatency``, ``maxmflatency``, ...) cannot be split by launch and are left out.
-A counter that decreases from one block to the next was reset by the simulator; its value
-for that launch is unknown and left out too.
+GPGPU-Sim prints some counters as signed 32-bit integers: past 2^31 - 1 such a running total
+reads negative (-2147483648 and up). A count is never negative, so a negative value is read as
+the least value above the previous block's that is congruent to it modulo 2^32 (unwrapped),
+and so is every later value of a counter once it has passed 2^31. A counter that otherwise
+decreases from one block to the next was reset by the simulator; its value for that launch is
+unknown and left out. :class:`Launch` names both (``unwrapped``, ``left_out``), and
+``gpudb ingest-log`` reports them.
 """
 
 from __future__ import annotations
@@ -62,6 +67,25 @@ class Launch:
     # periodic statistics ("GPGPU-Sim uArch: cycles simulated: ..."): (cycles, instructions)
     # since the launch began, in order
     samples: list[tuple[int, int]] = field(default_factory=list)
+    # counters read past a 32-bit wrap, and counters left out because they went down
+    unwrapped: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+
+
+_WRAP = 2 ** 32          # a signed 32-bit counter repeats its printed values with this period
+_INT32 = (-2 ** 31, 2 ** 31)
+
+
+def _unwrapped(printed: float, before: float) -> float | None:
+    """The running total a counter printed as ``printed`` stands for, given the previous
+    block's (unwrapped) ``before``; None when it went down and is no 32-bit wrap (a reset)."""
+    if printed >= before:
+        return printed
+    wrapped = printed < 0 or before >= _INT32[1]   # negative, or already past 2^31
+    if not (wrapped and printed == int(printed) and _INT32[0] <= printed < _INT32[1]):
+        return None
+    value = printed + math.ceil((before - printed) / _WRAP) * _WRAP
+    return value if value - before < _WRAP else None
 
 
 @dataclass
@@ -288,10 +312,16 @@ def _launch(path: Path, block: dict, raw_prev: dict[str, float],
         raw["l2_cache_total_accesses"] = float(block["l2"][0])
         raw["l2_cache_total_misses"] = float(block["l2"][1])
     block["raw"] = raw
-    for name, value in raw.items():
-        own = value - raw_prev.get(name, 0.0)
-        if own >= 0:
-            launch.metrics[name] = own
+    for name, printed in raw.items():
+        before = raw_prev.get(name, 0.0)
+        value = _unwrapped(printed, before)
+        if value is None:
+            launch.left_out.append(name)
+            continue   # the next launch is differenced from the value printed here
+        if value != printed:
+            launch.unwrapped.append(name)
+            raw[name] = value
+        launch.metrics[name] = value - before
     for rate, misses, accesses in (
             ("total_dl1_miss_rate", "total_dl1_misses", "total_dl1_accesses"),
             ("l2_cache_total_miss_rate", "l2_cache_total_misses", "l2_cache_total_accesses")):

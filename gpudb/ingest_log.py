@@ -70,6 +70,9 @@ class LogReport:
     metrics_added: int = 0
     intervals_added: int = 0
     skipped_reason: str | None = None
+    # counter values read past a 32-bit wrap, and left out (a counter went down: reset)
+    counters_unwrapped: int = 0
+    counters_left_out: int = 0
 
 
 def find_logs(paths: list[str | Path]) -> list[Path]:
@@ -232,7 +235,8 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
 
     power_report: the GPUWattch/AccelWattch report of the one log given (default: the
     ``gpgpusim_power_report__*.log`` beside each log; required when the log says power
-    simulation was on). experiment: its name (default: the first log's file stem).
+    simulation was on). experiment: its name (default: the directory's name when one
+    directory is given, else the first log's file stem).
     gpu_id: default ``gpgpusim-<SMs>sm``. Logs already ingested (same SHA-256) are skipped.
     """
     from gpudb import __version__
@@ -245,7 +249,9 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
     if len(simulators) > 1:
         raise LogError(f"the logs come from {len(simulators)} simulators "
                        f"({'; '.join(simulators)}): ingest each into an experiment of its own")
-    exp_name = experiment or logs[0].stem
+    # a directory of several programs' logs is one study: named after it, not its first log
+    one_dir = len(paths) == 1 and Path(paths[0]).is_dir()
+    exp_name = experiment or (Path(paths[0]).resolve().name if one_dir else logs[0].stem)
     exp_id = experiment_id(exp_name)
     stored = first_row(con.execute("SELECT simulator, (SELECT count(*) FROM run WHERE "
                                    "experiment_id = e.experiment_id) FROM experiment AS e "
@@ -263,7 +269,9 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
     settings: dict[tuple, tuple[str, str]] = {}
     reports: list[LogReport] = []
     for log in parsed:
-        report = LogReport(str(log.path), launches=len(log.launches))
+        report = LogReport(str(log.path), launches=len(log.launches),
+                           counters_unwrapped=sum(len(lc.unwrapped) for lc in log.launches),
+                           counters_left_out=sum(len(lc.left_out) for lc in log.launches))
         reports.append(report)
         sha = file_sha256(log.path)
         report_path = _power_report(log, Path(power_report) if power_report else None)

@@ -110,12 +110,22 @@ _DIGITS = 4
 _MIN_TEXT_WIDTH = 8
 _ELLIPSIS = "\u2026"
 _COLUMN_GAP = 2  # tabulate's 'simple' format puts two spaces between columns
+# Columns that say which row is which: never cut to fit a terminal (a cut kernel id reads like
+# its neighbours: every cuda-sdk-r... kernel looked the same); descriptive text is cut instead.
+KEY_COLUMNS = frozenset({
+    "kernel", "kernel_id", "name", "gpu", "gpu_id", "predictor", "policy", "guard", "verdict",
+    "objective", "category", "suite", "query", "plot", "table", "key", "experiment", "metric",
+    "parameter", "energy_scope", "target", "base", "setting"})
+# below this magnitude a float is rounding residue of a zero (a training error of 9.4e-15 s)
+_ZERO = 1e-12
 
 
 def _number(value: float) -> str:
     """A float to 4 significant digits, without an exponent in the plain range."""
     if math.isnan(value) or math.isinf(value):
         return str(value)
+    if abs(value) < _ZERO:
+        return "0"
     rounded = float(f"{value:.{_DIGITS}g}")
     if rounded == 0:
         return "0"
@@ -160,24 +170,32 @@ def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + _ELLIPSIS
 
 
+def is_key(column: str) -> bool:
+    """A column that identifies rows (:data:`KEY_COLUMNS`, or any ``*_id``)."""
+    return column in KEY_COLUMNS or column.endswith("_id")
+
+
 def _fit(columns: list[str], cells: list[list[str]], numeric: list[bool],
          width: int) -> list[list[str]]:
-    """Cells with the text columns cut (with an ellipsis) to one common width, the widest
-    that lets the table fit in ``width`` characters; numbers and headers are never cut."""
+    """Cells with the descriptive text columns cut (with an ellipsis) to one common width, the
+    widest that lets the table fit in ``width`` characters; numbers, headers and the columns
+    that identify a row (:func:`is_key`) are never cut, so a table of long ids may stay wider
+    than the terminal rather than make two rows look alike."""
     # tabulate makes a column at least MIN_PADDING wider than its header
     widths = [max([len(c) + MIN_PADDING] + [len(row[i]) for row in cells])
               for i, c in enumerate(columns)]
-    text = [i for i, num in enumerate(numeric) if not num]
+    text = [i for i, num in enumerate(numeric) if not num and not is_key(columns[i])]
     if sum(widths) + _COLUMN_GAP * (len(widths) - 1) <= width or not text:
         return cells
-    fixed = sum(w for i, w in enumerate(widths) if numeric[i]) + _COLUMN_GAP * (len(widths) - 1)
+    fixed = (sum(w for i, w in enumerate(widths) if i not in text)
+             + _COLUMN_GAP * (len(widths) - 1))
     # no text column is wider than the terminal: start there, not at a 20 MB cell's width
     cap = min(max(widths[i] for i in text), width)
     while cap > _MIN_TEXT_WIDTH and fixed + sum(
             max(min(widths[i], cap), len(columns[i]) + MIN_PADDING) for i in text) > width:
         cap -= 1
     limits = [max(cap, len(columns[i]) + MIN_PADDING) for i in range(len(columns))]
-    return [[cell if numeric[i] else _shorten(cell, limits[i]) for i, cell in enumerate(row)]
+    return [[_shorten(cell, limits[i]) if i in text else cell for i, cell in enumerate(row)]
             for row in cells]
 
 
@@ -194,14 +212,18 @@ def _json_value(value):
     return value if isinstance(value, plain) else str(value)
 
 
+def json_records(columns: list[str], rows: list[tuple]) -> list[dict]:
+    """Rows as JSON-ready objects, one per row (NULL, NaN and inf as null)."""
+    return [{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows]
+
+
 def format_rows(columns: list[str], rows: list[tuple], fmt: str = "table") -> str:
     """Rows rendered in `fmt`: 'table' (aligned, numbers right-aligned, floats to 4
     significant digits, text cut to a terminal's width, a row count below) or 'markdown'
     (a GitHub table, nothing cut) for notes and reports; 'csv' and 'json' at full precision.
     NULL is an empty cell (null in JSON)."""
     if fmt == "json":  # json.dumps writes every non-ASCII character as \uXXXX
-        records = [{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows]
-        return json.dumps(records, indent=1) + "\n"
+        return json.dumps(json_records(columns, rows), indent=1) + "\n"
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")

@@ -124,3 +124,56 @@ def run_query(con: duckdb.DuckDBPyConnection, name: str,
         return fetch(con, sql, params)
     except duckdb.Error as exc:
         raise GpudbError(f"query {name} failed: {error_line(exc)}") from None
+
+
+# How many existing names an error line lists before "... (N in all)".
+_LISTED = 8
+
+
+def _listing(names: list[str]) -> str:
+    shown = ", ".join(repr(n) for n in names[:_LISTED])   # repr: a stored name is data
+    return shown + (f", ... ({len(names)} in all)" if len(names) > _LISTED else "") if names \
+        else "none"
+
+
+def resolve_names(con: duckdb.DuckDBPyConnection,
+                  values: dict[str, str | None]) -> dict[str, str | None]:
+    """A user's query parameters with the names checked against the file: a ``kernel_id`` may
+    be the bare kernel name when one suite has it (``twoslope_lm`` for
+    ``default/twoslope_lm``, as ``gpudb control --kernel`` takes it); a ``kernel_id``,
+    ``gpu_id`` or ``suite`` the database does not hold is a GpudbError listing those it holds,
+    instead of an empty answer that reads like a result."""
+    out = dict(values)
+    kernel = values.get("kernel_id")
+    if kernel is not None:
+        out["kernel_id"] = resolve_kernel(con, kernel)
+    gpu = values.get("gpu_id")
+    if gpu is not None and not con.execute("SELECT 1 FROM gpu WHERE gpu_id = ?",
+                                           [gpu]).fetchall():
+        names = [r[0] for r in con.execute("SELECT gpu_id FROM gpu ORDER BY 1").fetchall()]
+        raise GpudbError(f"no gpu_id {gpu!r} in this database (gpu_ids: {_listing(names)})")
+    suite = values.get("suite")
+    # the queries take a suite as the kernel_ids' prefix ('default' for default/...)
+    if suite is not None and not con.execute(
+            "SELECT 1 FROM kernel WHERE starts_with(kernel_id, ? || '/') LIMIT 1",
+            [suite]).fetchall():
+        names = [r[0] for r in con.execute(
+            "SELECT DISTINCT split_part(kernel_id, '/', 1) FROM kernel ORDER BY 1").fetchall()]
+        raise GpudbError(f"no suite {suite!r} in this database (suites: {_listing(names)})")
+    return out
+
+
+def resolve_kernel(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    """The kernel_id a user means: the id itself, or the one id ending in '/<name>'."""
+    if con.execute("SELECT 1 FROM kernel WHERE kernel_id = ?", [name]).fetchall():
+        return name
+    matches = [r[0] for r in con.execute(
+        "SELECT kernel_id FROM kernel WHERE ends_with(kernel_id, '/' || ?) ORDER BY 1",
+        [name]).fetchall()]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise GpudbError(f"kernel {name!r} is in several suites: {_listing(matches)} "
+                         "(give the kernel_id)")
+    known = [r[0] for r in con.execute("SELECT kernel_id FROM kernel ORDER BY 1").fetchall()]
+    raise GpudbError(f"no kernel {name!r} in this database (kernel_ids: {_listing(known)})")

@@ -27,6 +27,16 @@ def cache_root() -> Path:
     return Path(base) / "gpudb-numba"
 
 
+def compiled(module: str = "_kernels") -> bool | None:
+    """Whether sim's ``module`` has compiled code in the per-user cache (numba's index files),
+    so that a run starts without compiling; None where numba's ``NUMBA_CACHE_DIR`` decides."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None
+    digest = hashlib.sha256((_SIM_DIR / f"{module}.py").read_bytes()).hexdigest()
+    folder = cache_root() / f"{module}-{digest[:16]}"
+    return folder.is_dir() and any(folder.glob("*.nbi"))
+
+
 def _install() -> None:
     try:
         from numba.core import caching

@@ -188,3 +188,17 @@ def query_db(tmp_path_factory) -> Path:
     run_equalizer(db, "gtx480", tmp / "suite.toml", ["mem"], modes=("performance",),
                   variants=("full",))
     return db
+
+
+def csv_table(output: str, name: str) -> str:
+    """One named table (header and rows) of a command's --format csv output, where each table
+    follows a line '# table: NAME' (gpudb.cli.output_rows)."""
+    tables: dict[str, list[str]] = {}
+    current = None
+    for line in output.splitlines():
+        if line.startswith("# table: "):
+            current = tables.setdefault(line[len("# table: "):], [])
+        elif current is not None:
+            current.append(line)
+    assert name in tables, f"no table {name!r} in: {sorted(tables)}"
+    return "\n".join(tables[name]) + "\n"

@@ -191,3 +191,26 @@ def test_materialize_and_bench_predict(tiny_db):
     bench = invoke("--db", tiny_db, "bench", "predict", "--repeat", 1)
     assert bench.exit_code == 0, bench.output
     assert bench.output.count("ratio") == 4  # view and formulas, at 2 and 1 threads
+
+
+def test_a_name_the_database_lacks_is_one_line_not_an_empty_answer(tiny_db):
+    """query best_setting -p gpu_id RTX2070S printed '(0 rows)' and exit 0 (issue 30 item 4)."""
+    for param, value, listed in (("gpu_id", "RTX2070S", "'tiny'"),
+                                 ("kernel_id", "gamma", "'tiny/alpha', 'tiny/beta'"),
+                                 ("suite", "nosuch", "'tiny'")):
+        result = invoke("--db", tiny_db, "query", "mape_by_kernel" if param != "gpu_id"
+                        else "best_setting", "-p", param, value)
+        assert result.exit_code != 0
+        assert result.output.count("\n") == 1 and f"{value!r}" in result.output, result.output
+        assert listed in result.output
+
+
+def test_a_bare_kernel_name_resolves_when_one_suite_has_it(tiny_db):
+    full = invoke("--db", tiny_db, "query", "run_by_setting", "-p", "kernel_id", "tiny/alpha",
+                  "--format", "csv")
+    bare = invoke("--db", tiny_db, "query", "run_by_setting", "-p", "kernel_id", "alpha",
+                  "--format", "csv")
+    assert full.exit_code == bare.exit_code == 0, bare.output
+    # alpha alone: 4 settings (its 1000/1600 MHz run 1.5 ms, the ratios' reference)
+    assert bare.output == full.output and len(bare.output.splitlines()) == 5
+    assert "tiny,1000.0,1600.0,1,1500000.0" in bare.output

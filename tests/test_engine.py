@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+import pytest
 from sqlalchemy import func, select, text
 
 import gpudb
 from gpudb import tables
+from gpudb.db import GpudbError
 
 
 def test_core_select_through_engine(tiny_db):
@@ -31,3 +36,46 @@ def test_declared_tables_match_the_migrated_schema(fresh_db):
             "ORDER BY column_index", [table.name]).fetchall()]
         assert sorted(c.name for c in table.columns) == sorted(columns), table.name
     con.close()
+
+
+def test_connect_and_engine_on_one_file_in_one_process(tiny_db):
+    """A notebook opens both: DuckDB keeps one instance per file and process and refuses a
+    second configuration, so the engine opens exactly gpudb.connect's (issue 30 item 1)."""
+    for read_only in (True, False):
+        for connect_first in (True, False):
+            con = gpudb.connect(tiny_db, read_only=read_only) if connect_first else None
+            eng = gpudb.engine(tiny_db, read_only=read_only)
+            with eng.connect() as sa:
+                con = con or gpudb.connect(tiny_db, read_only=read_only)
+                assert sa.execute(text("SELECT count(*) FROM run")).scalar() == \
+                    con.execute("SELECT count(*) FROM run").fetchone()[0] == 8
+            con.close()
+            eng.dispose()
+
+
+def test_read_only_beside_writable_is_one_line(tiny_db):
+    con = gpudb.connect(tiny_db, read_only=True)
+    try:
+        with pytest.raises(GpudbError) as info:
+            gpudb.engine(tiny_db)
+        message = str(info.value)
+        assert "\n" not in message
+        assert "already open in this process with the other read_only setting" in message
+    finally:
+        con.close()
+    eng = gpudb.engine(tiny_db)      # closed, the other setting opens
+    eng.dispose()
+
+
+def test_readme_python_snippet_runs_as_printed(tiny_db, tmp_path, monkeypatch, capsys):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    snippet = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 'gpudb.connect("lab.duckdb", read_only=True)' in snippet
+    assert 'gpudb.engine("lab.duckdb", read_only=True)' in snippet
+    shutil.copy(tiny_db, tmp_path / "lab.duckdb")
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(snippet, "README.md", "exec"), scope)
+    printed = capsys.readouterr().out
+    assert "tiny/alpha" in printed and "tiny/beta" in printed
+    scope["con"].close()

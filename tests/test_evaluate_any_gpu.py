@@ -11,7 +11,7 @@ import io
 
 import pytest
 from click.testing import CliRunner
-from conftest import MAPPINGS, real_file
+from conftest import MAPPINGS, csv_table, real_file
 
 from gpudb.cli import cli
 
@@ -27,7 +27,7 @@ def csv_rows(text: str) -> list[dict]:
 def test_accuracy_on_a_measured_gpu_groups_targets_by_core_and_memory_clock(tiny_db):
     result = invoke("--db", tiny_db, "evaluate", "accuracy", "--gpu", "tiny", "--format", "csv")
     assert result.exit_code == 0, result.output
-    header, row = result.output.splitlines()[:2]
+    header, row = csv_table(result.output, "by_predictor").splitlines()[:2]
     # from 1000 MHz to 500 at each memory clock, proportional predicts twice the time:
     # alpha 4.0 and 3.0 ms (exact), beta 11.0 ms at 800 (actual 10.0: 10%) and 10.0 at 1600
     assert header.startswith("predictor,500_1600_mhz_pct,500_800_mhz_pct,mape_pct")
@@ -50,7 +50,7 @@ def test_control_on_a_measured_gpu_is_the_static_optimal_over_whole_runs(tiny_db
     result = invoke("--db", tiny_db, "evaluate", "control", "--gpu", "tiny", "--objective",
                     "edp", "--format", "csv")
     assert result.exit_code == 0, result.output
-    rows = {r["kernel_id"]: r for r in csv_rows(result.output)}
+    rows = {r["kernel_id"]: r for r in csv_rows(csv_table(result.output, "edp"))}
     # alpha: the highest setting (1000, 1600) has the least EDP (0.45 J x 1.5 ms); beta: at
     # (1000, 800) 0.495 J x 5.5 ms against 0.55 J x 5.0 ms, 1% less EDP, 10% slower
     assert float(rows["tiny/alpha"]["edp_saving_pct"]) == pytest.approx(0.0)
@@ -66,7 +66,7 @@ def test_energy_within_a_slowdown_bound_on_whole_runs(tiny_db):
         result = invoke("--db", tiny_db, "evaluate", "control", "--gpu", "tiny", "--objective",
                         "energy_perf", "--max-loss-pct", bound, "--format", "csv")
         assert result.exit_code == 0, result.output
-        return float(csv_rows(result.output)[0]["energy_saving_pct"])
+        return float(csv_rows(csv_table(result.output, "energy_perf"))[0]["energy_saving_pct"])
 
     # within 1% only the highest setting qualifies; within 10% beta runs at (1000, 800):
     # 0.495 J against 0.55, 10% less energy, so 5% on average over the two kernels
@@ -100,15 +100,28 @@ def test_the_shipped_measurements_evaluate_without_a_traceback(tmp_path):
         assert result.exit_code == 0, result.output
     accuracy = invoke("--db", db, "evaluate", "accuracy", "--gpu", "rtx2070s", "--format", "csv")
     assert accuracy.exit_code == 0, accuracy.output
-    header = accuracy.output.splitlines()[0].split(",")
+    header = csv_table(accuracy.output, "by_predictor").splitlines()[0].split(",")
     # 4 core clocks below 2080 MHz at each of 4 memory clocks
     assert len([c for c in header if c.endswith("_mhz_pct")]) == 16
     control = invoke("--db", db, "evaluate", "control", "--gpu", "v100", "--objective", "edp",
                      "--format", "csv")
     assert control.exit_code == 0, control.output
-    rows = csv_rows(control.output)
+    rows = csv_rows(csv_table(control.output, "edp"))
     assert rows[0]["kernel_id"] == "" and rows[0]["kernels"] == "20"
     # the mean is the mean of the kernels' rows, each no worse than the highest setting
     savings = [float(r["edp_saving_pct"]) for r in rows[1:]]
     assert len(savings) == 20 and min(savings) >= 0.0
     assert float(rows[0]["edp_saving_pct"]) == pytest.approx(sum(savings) / 20)
+
+
+def test_a_clock_or_suite_the_runs_lack_is_one_line_not_empty_tables(tiny_db):
+    """--base-mhz 1850 and --suite nosuch printed empty tables and exit 0 (issue 30 item 4)."""
+    for args, message in ((("--base-mhz", "1850"), "no runs of tiny at a core clock of 1850 MHz "
+                           "to predict from (its core clocks: 500, 1000)"),
+                          (("--suite", "nosuch"), "no runs of suite 'nosuch' on tiny (its "
+                           "suites: 'tiny')")):
+        result = invoke("--db", tiny_db, "evaluate", "accuracy", "--gpu", "tiny", *args)
+        assert result.exit_code == 1 and result.output == f"Error: {message}\n"
+    ok = invoke("--db", tiny_db, "evaluate", "accuracy", "--gpu", "tiny", "--base-mhz", "500",
+                "--suite", "tiny", "--format", "csv")
+    assert ok.exit_code == 0 and "proportional" in ok.output

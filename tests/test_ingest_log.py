@@ -243,3 +243,52 @@ def test_values_that_overflow_are_refused_in_one_line(logs, some_db, tmp_path):
     _refused(some_db, [beside], "gpgpusim_power_report__fifo.log is a FIFO, not a "
                                 "GPUWattch/AccelWattch power report")
     assert _run(some_db, out).exit_code == 0  # the file as it was: accepted
+
+
+@pytest.mark.parametrize("launch1, launch2, stored2, said", [
+    # a signed 32-bit counter past 2^31 - 1 prints negative: launch 2's true running total is
+    # 2147483000 + 922550 = 2148405550, printed as 2148405550 - 2^32
+    (2147483000, 2148405550 - 2 ** 32, 922550, "1 counter values read past a 32-bit wrap"),
+    # down without a wrap: reset by the simulator, unknown for launch 2, said so
+    (922550, 5, None, "1 counter values left out (the counter went down: reset by the "
+                      "simulator)"),
+])
+def test_a_wrapped_or_reset_counter_is_unwrapped_or_left_out_and_said(
+        logs, fresh_db, tmp_path, launch1, launch2, stored2, said):
+    """spmv's gpgpu_n_load_insn (lines 242 and 533: 922550, 1845100) edited: a wrapped value
+    was stored as 2^32 too many for the next launch, a reset one silently dropped (issue 30)."""
+    out = _copy(logs, SPMV, tmp_path)
+    lines = out.read_text().splitlines(keepends=True)
+    assert lines[241] == "gpgpu_n_load_insn  = 922550\n"
+    assert lines[532] == "gpgpu_n_load_insn  = 1845100\n"
+    lines[241] = f"gpgpu_n_load_insn  = {launch1}\n"
+    lines[532] = f"gpgpu_n_load_insn  = {launch2}\n"
+    out.write_text("".join(lines))
+    result = _run(fresh_db, out)
+    assert result.exit_code == 0, result.output
+    assert said in result.output and "2 launches" in result.output
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        stored = dict(con.execute(
+            "SELECT split_part(r.kernel_id, ':', 3), m.value FROM metric AS m "
+            "JOIN run AS r USING (run_id) WHERE m.name = 'gpgpu_n_load_insn'").fetchall())
+    finally:
+        con.close()
+    assert stored.get("1") == launch1 and stored.get("2") == stored2
+
+
+def test_a_directory_of_logs_is_one_experiment_named_after_it(logs, fresh_db, tmp_path):
+    """Three programs' logs in one directory were named after the first log
+    (gesummv__SIZE1_1) (issue 30)."""
+    study = tmp_path / "mystudy"
+    study.mkdir()
+    for folder in (SPMV, "benchmarks/results.0800.900/gesummv"):
+        _copy(logs, folder, study)
+    result = _run(fresh_db, study)
+    assert result.exit_code == 0, result.output
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        assert con.execute("SELECT e.name, count(*) FROM run JOIN experiment AS e "
+                           "USING (experiment_id) GROUP BY ALL").fetchall() == [("mystudy", 3)]
+    finally:
+        con.close()

@@ -44,3 +44,18 @@ def test_numba_cache_dir_still_wins(tmp_path):
         env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, capture_output=True, text=True,
         check=True)
     assert out.stdout.strip().startswith(str(tmp_path))
+
+
+def test_compiled_says_whether_a_run_will_compile_first(tmp_path, monkeypatch):
+    """The sweep announces the first compile (issue 30 item 2) when compiled() is False."""
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))            # an empty cache: cold
+    assert _jit_cache.compiled() is False
+    digest = hashlib.sha256(Path(K.__file__).read_bytes()).hexdigest()
+    folder = tmp_path / "gpudb-numba" / f"_kernels-{digest[:16]}"
+    folder.mkdir(parents=True)
+    assert _jit_cache.compiled() is False                           # a folder, no index yet
+    (folder / "_kernels.advance-1.py311.nbi").write_bytes(b"")
+    assert _jit_cache.compiled() is True
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert _jit_cache.compiled() is None                            # numba's own folder decides

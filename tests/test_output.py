@@ -57,7 +57,7 @@ def test_a_20_mb_cell_is_cut_to_the_terminal_quickly_and_escaped(monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     cell = "x" * 20_000_000 + "\x1b[2K"
     started = time.perf_counter()
-    out = format_rows(["kernel", "n"], [(cell, 1), ("\x1b]0;t\x07", 2)])
+    out = format_rows(["description", "n"], [(cell, 1), ("\x1b]0;t\x07", 2)])
     assert time.perf_counter() - started < 5
     lines = out.splitlines()
     assert max(len(line) for line in lines) <= 80 and lines[2].endswith("\u2026    1")
@@ -91,3 +91,44 @@ def test_sql_prints_markdown(tiny_db):
     lines = result.output.strip().splitlines()
     assert lines[0].replace(" ", "") == "|kernel_id|t|"
     assert lines[2].replace(" ", "") == "|tiny/alpha|500000|"  # 1.5 ms / 3
+
+
+def test_a_command_with_several_tables_prints_one_json_document(tiny_db):
+    """evaluate accuracy prints two tables: --format json is one object of named tables that
+    a parser reads whole (it printed two documents back to back before), --format csv starts
+    each table with a '# table: NAME' line."""
+    out = CliRunner().invoke(cli, ["--db", str(tiny_db), "evaluate", "accuracy", "--gpu", "tiny",
+                                   "--format", "json"])
+    assert out.exit_code == 0, out.output
+    document = json.loads(out.stdout)
+    # a measured GPU with several memory clocks adds the core x memory tables (paper 003)
+    assert sorted(document) == ["by_kernel", "by_predictor", "grid_by_kernel", "grid_summary"]
+    proportional = next(r for r in document["by_predictor"] if r["predictor"] == "proportional")
+    # from 1000 to 500 MHz proportional predicts twice the time: alpha exact at both memory
+    # clocks, beta 11.0 ms against 10.0 at 800 MHz (10%) and exact at 1600 MHz
+    assert proportional["500_800_mhz_pct"] == pytest.approx(5.0)
+    assert proportional["500_1600_mhz_pct"] == pytest.approx(0.0)
+    out = CliRunner().invoke(cli, ["--db", str(tiny_db), "evaluate", "accuracy", "--gpu", "tiny",
+                                   "--format", "csv"])
+    assert [line for line in out.stdout.splitlines() if line.startswith("# table: ")] == [
+        "# table: by_predictor", "# table: by_kernel", "# table: grid_summary",
+        "# table: grid_by_kernel"]
+
+
+def test_a_terminal_table_cuts_descriptions_never_the_columns_that_identify_rows(monkeypatch):
+    """At 80 columns every best_setting kernel read 'cuda-sdk-r…' (issue 30 item 3)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    kernels = [f"cuda-sdk-r{n}/long_kernel_name_{n}" for n in range(3)]
+    out = format_rows(["kernel_id", "predictor", "mape_pct", "description"],
+                      [(k, "crispl_gpudb", 1.5, "a long description " * 6) for k in kernels])
+    lines = out.splitlines()
+    for kernel, line in zip(kernels, lines[2:5], strict=True):
+        assert line.startswith(kernel) and "crispl_gpudb" in line
+        assert line.endswith("\u2026")              # the description was cut instead
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_floats_within_1e_12_of_zero_print_as_zero():
+    assert format_rows(["err_s"], [(9.408e-15,)]).splitlines()[2].strip() == "0"
+    assert format_rows(["err_s"], [(-3e-13,)]).splitlines()[2].strip() == "0"
+    assert format_rows(["err_s"], [(2e-12,)]).splitlines()[2].strip() == "2e-12"

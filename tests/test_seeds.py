@@ -11,6 +11,7 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
+from conftest import csv_table
 
 import gpudb
 from gpudb.cli import cli
@@ -227,7 +228,8 @@ def test_evaluate_control_reports_the_mean_over_seeds_with_its_interval(seeded):
                                       "--no-sweep", "--objective", "edp", "--seeds", "0,1",
                                       "--scope", "chip", "--format", "csv"])
     assert result.exit_code == 0, result.output
-    lines = [line.split(",") for line in result.stdout.strip().splitlines()]
+    lines = [line.split(",")
+             for line in csv_table(result.stdout, "edp_chip").strip().splitlines()]
     con = gpudb.connect(seeded["both"], read_only=True)
     try:
         per_seed = [control_table(con, "gtx480", "tiny", "edp", 1.0, "chip", seed)

@@ -100,14 +100,14 @@ def fetch_results(con: duckdb.DuckDBPyConnection, plot: Plot,
     parameter's value (options and defaults filled in). An unknown parameter or a value
     outside an option's choices is an error naming what is allowed."""
     from gpudb.output import printable
-    from gpudb.queries import get_query, run_query
+    from gpudb.queries import get_query, resolve_names, run_query
 
     accepted = parameters(plot)
     unknown = [p for p in params if p not in accepted]
     if unknown:
         raise GpudbError(f"plot {plot.name} has no parameter {unknown[0]!r} "
                          f"(parameters: {', '.join(accepted) or 'none'})")
-    values: dict[str, str | None] = {**plot.defaults, **params}
+    values: dict[str, str | None] = {**plot.defaults, **resolve_names(con, params)}
     for option, allowed in plot.options.items():
         value = values.setdefault(option, allowed[0])
         if value not in allowed:

@@ -409,6 +409,19 @@ def own_views(con: duckdb.DuckDBPyConnection) -> None:
     _apply_views(con, read_only=True)
 
 
+def connection_config() -> dict:
+    """The ``config`` of every gpudb connection (gpudb.connect's and gpudb.engine's alike:
+    DuckDB refuses a second configuration for a file already open): locked down
+    (gpudb.trust.locked_down) with DuckDB's memory limit from $GPUDB_MEMORY_LIMIT (e.g. 4GB;
+    unset: DuckDB's own, 80% of the memory)."""
+    from gpudb import trust  # trust imports this module
+
+    config = dict(trust.locked_down())
+    if os.environ.get("GPUDB_MEMORY_LIMIT"):
+        config["memory_limit"] = os.environ["GPUDB_MEMORY_LIMIT"]
+    return config
+
+
 def connect(path: str | os.PathLike | None = None,
             read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) a gpudb database and return a DuckDB connection.
@@ -428,11 +441,8 @@ def connect(path: str | os.PathLike | None = None,
     if target != MEMORY and read_only and not Path(target).exists():
         raise GpudbError(f"no database at {target} (create it with `gpudb init`)")
     created = target != MEMORY and not os.path.lexists(target)
-    config = dict(trust.locked_down())
-    if os.environ.get("GPUDB_MEMORY_LIMIT"):  # DuckDB's own default: 80% of the memory
-        config["memory_limit"] = os.environ["GPUDB_MEMORY_LIMIT"]
     try:
-        con = duckdb.connect(target, read_only=read_only, config=config)
+        con = duckdb.connect(target, read_only=read_only, config=connection_config())
     except duckdb.Error as exc:
         raise _open_error(target, exc) from None
     if created:

@@ -420,11 +420,14 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 
         gpudb ingest-log ../shared/data/gpgpusim/benchmarks --experiment rooflinedvfs
     """
-    from gpudb.ingest_log import ingest_logs
+    from gpudb.ingest_log import ingest_logs, read_logs
 
+    # the logs first: one refused, or a command killed while reading, leaves no new file
+    read = read_logs(list(paths), power_report)
     con = obj.connect()
     try:
-        reports = ingest_logs(con, list(paths), power_report, experiment, gpu_id, suite)
+        reports = ingest_logs(con, list(paths), power_report, experiment, gpu_id, suite,
+                              read=read)
     finally:
         con.close()
     _echo_reports(reports, lambda r: (

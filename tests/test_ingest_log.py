@@ -292,3 +292,15 @@ def test_a_directory_of_logs_is_one_experiment_named_after_it(logs, fresh_db, tm
                            "USING (experiment_id) GROUP BY ALL").fetchall() == [("mystudy", 3)]
     finally:
         con.close()
+
+
+def test_the_logs_are_read_before_the_database_is_opened(logs, tmp_path):
+    """Issue 31 item 5: a command killed while it reads leaves no new database file (and a
+    refused log none either): ingest-log reads and checks every log and power report before
+    it opens --db. Shown with a --db that cannot be opened: the log's error comes first."""
+    out = _copy(logs, PEBENCH, tmp_path, power=False)
+    target = tmp_path / "no-such-folder" / "new.duckdb"
+    result = CliRunner().invoke(cli, ["--db", str(target), "ingest-log", str(out)])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {out}: GPUWattch was on"), result.output
+    assert not target.parent.exists()

@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 import duckdb
 
-from gpudb import db, trust
+from gpudb import db, output, trust
 from gpudb.db import GpudbError, first_row
 from gpudb.output import (
     FORMATS,
@@ -230,6 +230,8 @@ _JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by ne
 @click.option("--db", "db_path", envvar="GPUDB_DB", default=db.DEFAULT_DB, show_default=True,
               type=click.Path(), help="Database file (env GPUDB_DB).")
 @click.option("--read-only", is_flag=True, help="Open the database without writing.")
+@click.option("--wide", is_flag=True, envvar="GPUDB_WIDE",
+              help="Never cut table text to the terminal's width (env GPUDB_WIDE=1).")
 @click.option("--timeout-s", type=click.FloatRange(min=0), envvar="GPUDB_TIMEOUT_S",
               default=DEFAULT_TIMEOUT_S, show_default=True,
               help="Stop info, query, sql, plot, report, export and merge after this many "
@@ -237,7 +239,7 @@ _JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by ne
                    "GPUDB_TIMEOUT_S).")
 @click.version_option(package_name="gpudb")
 @click.pass_context
-def cli(ctx, db_path, read_only, timeout_s):
+def cli(ctx, db_path, read_only, wide, timeout_s):
     """gpudb: an experiment database for GPU DVFS research.
 
     Keeps simulated and measured runs of GPU kernels at many core/memory frequency settings
@@ -258,6 +260,7 @@ def cli(ctx, db_path, read_only, timeout_s):
     ctx.with_resource(trust.no_new_file_on_error(db_path, on_interrupt=all_or_nothing))
     if ctx.invoked_subcommand in TIME_BOUNDED:
         ctx.with_resource(db.time_bound(timeout_s))
+    ctx.with_resource(output.full_width(wide))
 
 
 @cli.result_callback()
@@ -363,7 +366,7 @@ def ingest(obj: Context, files, mapping_path, experiment, suite):
 
     Example:
 
-        gpudb ingest ../shared/data/real/v100-dvfs-real-profile.csv \\
+        gpudb ingest v100-dvfs-real-profile.csv \\
             --mapping fixtures/mappings/v100-profile.toml
     """
     from gpudb.ingest import ingest as ingest_files
@@ -418,7 +421,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 
     Example:
 
-        gpudb ingest-log ../shared/data/gpgpusim/benchmarks --experiment rooflinedvfs
+        gpudb ingest-log rooflinedvfs-logs/ --experiment rooflinedvfs
     """
     from gpudb.ingest_log import ingest_logs, read_logs
 
@@ -1116,9 +1119,7 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
     if fmt in HUMAN_FORMATS:
         if absent:
             echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
-                 f"; none from {', '.join(absent)} (the interval-level models read "
-                 "per-interval counters, which simulated runs have and measured ones do "
-                 "not; wu needs a model: gpudb train wu)")
+                 f"; none from {', '.join(absent)} ({_why_absent(absent)})")
         echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
              f"{scope.gpu}, {_suite_label(scope)}:")
     output_rows(per_predictor.columns, per_predictor.rows, fmt, "by_predictor")
@@ -1126,6 +1127,32 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
     if fmt in HUMAN_FORMATS:
         echo("\nMAPE (%) by kernel, over all targets:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt, "by_kernel")
+
+
+# What a predictor without predictions on a database's runs needs (the rest read per-interval
+# counters, which simulated runs have and measured ones do not).
+_NEEDS = {"wu": "wu needs a model: gpudb train wu",
+          "wangchu": "wangchu needs a calibration: gpudb calibrate (--from-file for a "
+                     "measured GPU)",
+          "wangchu_scaled": "wangchu_scaled needs a calibration like wangchu",
+          "wangchu_fit": "wangchu_fit needs a fit: gpudb train wangchu"}
+
+
+def _why_absent(absent: list[str]) -> str:
+    """Why each predictor in ``absent`` predicted nothing, in one clause per cause."""
+    interval = [p for p in absent if p not in _NEEDS]
+    reasons = [_NEEDS[p] for p in absent if p in _NEEDS]
+    if interval:
+        reasons.insert(0, f"{', '.join(interval)} read per-interval counters, which simulated "
+                          "runs have and measured ones do not")
+    return "; ".join(reasons)
+
+
+def folds_used(folds: int, kernels: int) -> str:
+    """The cross-validation's folds as run: at most one per kernel (evaluate_grid._cv_rows)."""
+    if folds <= kernels:
+        return f"{folds} folds by kernel"
+    return f"{kernels} folds by kernel, one per kernel: --folds {folds} asked for more"
 
 
 def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
@@ -1147,9 +1174,14 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
                  " with a known actual time")
         return
     if fmt in HUMAN_FORMATS:
+        # the folds used: one kernel per fold at most (evaluate_grid._cv_rows)
+        kernels = len({r[per_kernel.columns.index("kernel_id")] for r in per_kernel.rows})
+        used = folds_used(folds, kernels)
+        cv = any(r[0] == "wangchu_fit_cv" for r in summary.rows)
         echo(f"\ncore x memory accuracy (paper 003) from base {base[0]:g}/{base[1]:g} MHz "
-             "(core/memory), MAPE (%) over every target setting, the base included; "
-             f"wangchu_fit_cv: fitted on the other kernels ({folds} folds by kernel):")
+             "(core/memory), MAPE (%) over every target setting, the base included"
+             + (f"; wangchu_fit_cv: fitted on the other kernels ({used})" if cv else "")
+             + ":")
     output_rows(summary.columns, summary.rows, fmt, "grid_summary")
     if heat.rows:
         if fmt in HUMAN_FORMATS:
@@ -1506,7 +1538,7 @@ def _readable_demo(obj: Context, scope) -> None:
         control = by_objective["edp"]
         length = demo.kernel_length_line(con, scope.gpu, scope.suite, seed,
                                          "chip scope (no board power, papers 000 and 004's)")
-        kernel = _demo_kernel(con, scope)
+        kernel = demo.demo_kernel(con, scope.suite)
         figures = demo.demo_figures(scope.gpu, scope.suite, kernel)
         folder = Path(obj.path).resolve().parent / demo.FIGURES_DIR
         try:
@@ -1525,7 +1557,8 @@ def _readable_demo(obj: Context, scope) -> None:
         echo(textwrap.fill(length, width=DEMO_WIDTH))
     caption("Prediction error (paper 000 figure 8), whole runs: MAPE % from the highest core "
             "P-state to each lower one (columns: target core MHz; all: over every target; "
-            "paper: paper 000's):")
+            "paper: paper 000's). critbw reads as crit: CRIT+BW adds a prefetcher's stalls "
+            "(the simulator has none) and a DRAM bound:")
     output_rows(accuracy.columns, accuracy.rows, "table")
     caption("EDP saving % against always running at the highest P-state (paper 000 figures "
             "11-12), chip energy (no board power, as the paper's), mean over the kernels: "
@@ -1550,24 +1583,18 @@ def _readable_demo(obj: Context, scope) -> None:
     echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=DEMO_WIDTH))
 
 
-def _demo_kernel(con, scope) -> str | None:
-    """A two-slope kernel shows the controllers apart best; else the suite's first."""
-    row = first_row(con.execute("SELECT kernel_id FROM kernel WHERE suite = ? "
-                                "ORDER BY kernel_id <> ?, kernel_id LIMIT 1",
-                                [scope.suite, f"{scope.suite}/twoslope_lm"]))
-    return row[0] if row else None
-
-
 DEMO_WIDTH = 100   # the demo's lines and tables fit this many columns
 
 
 def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
     """The commands to try after the demo, for the GPU and suite it ran on (without --db: the
     demo prints the GPUDB_DB to export first), each with what it shows."""
+    from gpudb import demo
+
     where = (f" --gpu {gpu}" if gpu != "gtx480" else "") + (f" --suite {suite}" if suite else "")
     con = obj.connect(read_only=True)
     try:
-        kernel = _demo_kernel(con, scope) if scope.simulated else None
+        kernel = demo.demo_kernel(con, scope.suite) if scope.simulated else None
         top_mhz = first_row(con.execute(
             "SELECT max(core_mhz) FROM run WHERE gpu_id = ? AND policy = 'fixed'",
             [scope.gpu]))[0]

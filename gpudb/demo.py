@@ -8,6 +8,7 @@ The tables come from the same functions as ``gpudb evaluate accuracy`` / ``evalu
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -81,6 +82,7 @@ PAPER_MAPE = "paper"             # paper 000's MAPE %
 EDP = "EDP %"                    # EDP saving %, the papers' controller (or a bound)
 PAPER_EDP = "paper"              # paper 000's EDP saving %
 GUARDED_EDP = "g EDP %"          # the same controller with gpudb's guard
+GUARDED_TIME = "g time %"
 GUARDED_VERDICT = "g verdict"
 
 
@@ -132,7 +134,7 @@ def savings_summary(control: Table) -> Table:
     return readable(Table(["policy", "edp_pct", "time_pct", "guarded_edp_pct",
                            "guarded_time_pct", "paper_pct", "verdict", "guarded_verdict"], out),
                     {"edp_pct": EDP, "time_pct": "time %", "guarded_edp_pct": GUARDED_EDP,
-                     "guarded_time_pct": "g time %", "paper_pct": PAPER_EDP,
+                     "guarded_time_pct": GUARDED_TIME, "paper_pct": PAPER_EDP,
                      "verdict": "verdict", "guarded_verdict": GUARDED_VERDICT})
 
 
@@ -219,6 +221,17 @@ def _compared(table: Table, ours: str, paper: str, verdict_column: str = "verdic
     return [(r[0], *(r[i] for i in at)) for r in table.rows if r[at[1]] is not None]
 
 
+def _never_moved(savings: Table) -> list[str]:
+    """Controllers whose guarded runs saved nothing and changed no time: they stayed at the
+    highest P-state (proportional predicts every clock costs; the guard refuses stall's
+    moves), so a paper's 0% is no agreement to report."""
+    cols = savings.columns
+    if GUARDED_EDP not in cols or GUARDED_TIME not in cols:
+        return []
+    edp, time = cols.index(GUARDED_EDP), cols.index(GUARDED_TIME)
+    return [r[0] for r in savings.rows if r[edp] == 0 and r[time] == 0 and r[0] != "oracle"]
+
+
 def closing_paragraph(accuracy: Table, savings: Table) -> str:
     """Where gpudb agrees with the papers and where it does not, in words, from the two
     summary tables (their verdict columns)."""
@@ -235,9 +248,14 @@ def closing_paragraph(accuracy: Table, savings: Table) -> str:
         (sav, "above paper", "They save more for {}.")]
     parts = [text.format(_named(rows, kind)) for rows, kind, text in sentences
              if _named(rows, kind)]
-    # gpudb's guarded controllers beside the same figures (the oracle is a bound)
+    # gpudb's guarded controllers beside the same figures (the oracle is a bound); one that
+    # never left the highest P-state (no time change, no saving) agrees with a 0% trivially
+    still = _never_moved(savings)
     guarded_rows = [r for r in _compared(savings, GUARDED_EDP, PAPER_EDP, GUARDED_VERDICT)
-                    if r[0] != "oracle"]
+                    if r[0] != "oracle" and r[0] not in still]
+    if still:
+        parts.append(f"With gpudb's guard {', '.join(still)} never "
+                     f"move{'s' if len(still) == 1 else ''} the clock (0.0% EDP saving).")
     for kind, text in (("matches", "With gpudb's guard, EDP savings agree for {}."),
                        ("below paper", "With gpudb's guard they are below the paper for {}."),
                        ("above paper", "With gpudb's guard they are above it for {}.")):
@@ -256,18 +274,45 @@ def closing_paragraph(accuracy: Table, savings: Table) -> str:
 
 
 def demo_figures(gpu: str, suite: str, kernel_id: str | None) -> list[tuple[str, dict]]:
-    """The plots the demo draws: (plot name, its parameters). The savings figure shows gpudb's
-    guarded controllers (the papers' unguarded ones are in the table and `gpudb plot
-    savings_summary`); the clock trace shows crisp_gpudb under both guards."""
+    """The plots the demo draws: (plot name, its parameters), each exactly what `gpudb plot
+    NAME` with those -p draws (figure_stem names the file after them). The savings figure
+    shows gpudb's guarded controllers (savings_summary_guarded.png; the papers' unguarded
+    ones are in the table and `gpudb plot savings_summary`); the clock trace crisp_gpudb's
+    controller as the papers give it, unguarded. Control is in paper 000's energy scope: the
+    chip's, no board power (the plots' default)."""
     scope = {"gpu_id": gpu, "suite": suite}
-    # control in paper 000's energy scope: the chip's, no board power
     figures = [("error_by_target", scope), ("mape_by_kernel", scope),
                ("savings_summary", {**scope, "objective": "edp", "guard": "guarded",
                                     "scope": "chip"})]
     if kernel_id:
         figures.append(("clock_trace", {"gpu_id": gpu, "kernel_id": kernel_id,
-                                        "predictor": "crisp_gpudb", "scope": "chip"}))
+                                        "predictor": "crisp_gpudb", "guard": "paper",
+                                        "scope": "chip"}))
     return figures
+
+
+def demo_kernel(con: duckdb.DuckDBPyConnection, suite: str) -> str | None:
+    """The kernel of the demo's clock trace: a two-slope kernel shows the controllers apart
+    best; else the suite's first."""
+    rows = con.execute("SELECT kernel_id FROM kernel WHERE suite = ? "
+                       "ORDER BY kernel_id <> ?, kernel_id LIMIT 1",
+                       [suite, f"{suite}/twoslope_lm"]).fetchall()
+    return rows[0][0] if rows else None
+
+
+def figure_stem(name: str, params: dict) -> str:
+    """The file name (without suffix) of a demo figure: the plot's name, the clock trace's
+    kernel, and the guard where it is not the plot's default, so that a file of one name
+    always holds one drawing."""
+    from gpudb import plots
+
+    stem = name
+    if name == "clock_trace":
+        stem += f"_{params['kernel_id']}"
+    guard = params.get("guard")
+    if guard and guard != plots.get(name).defaults.get("guard"):
+        stem += f"_{guard}"
+    return stem.replace("/", "_")
 
 
 def write_figures(con: duckdb.DuckDBPyConnection, folder: Path,
@@ -280,7 +325,41 @@ def write_figures(con: duckdb.DuckDBPyConnection, folder: Path,
     folder.mkdir(exist_ok=True)
     out = []
     for name, params in figures:
-        stem = name if name != "clock_trace" else f"clock_trace_{params['kernel_id']}"
         out.append(plots.render(con, name, {k: str(v) for k, v in params.items()},
-                                folder / f"{stem.replace('/', '_')}.png"))
+                                folder / f"{figure_stem(name, params)}.png"))
     return out
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The demo's summary of one GPU and suite: the kernel-length line, the three tables
+    (accuracy_summary, savings_summary, objectives_summary, chip energy) and the closing
+    paragraph, as `gpudb demo` prints them."""
+    gpu: str
+    suite: str
+    seed: int | None
+    length: str
+    accuracy: Table
+    savings: Table
+    objectives: Table
+    paragraph: str
+
+
+OBJECTIVES = ("edp", "ed2p", "energy", "energy_perf")
+
+
+def summary(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
+            seed: int | None) -> Summary:
+    """The demo's tables and paragraph from what the database holds (the stored predictions
+    and control results of one seed: nothing is simulated or replayed here)."""
+    from gpudb.evaluate import accuracy_tables, control_table
+
+    per_predictor, _ = accuracy_tables(con, gpu, suite, None, "run", seed)
+    by_objective = {o: control_table(con, gpu, suite, o, 1.0, "chip", seed) for o in OBJECTIVES}
+    accuracy = accuracy_summary(per_predictor)
+    savings = savings_summary(by_objective["edp"])
+    return Summary(gpu, suite, seed,
+                   kernel_length_line(con, gpu, suite, seed,
+                                      "chip scope (no board power, papers 000 and 004's)"),
+                   accuracy, savings, objectives_summary(by_objective),
+                   closing_paragraph(accuracy, savings))

@@ -7,6 +7,7 @@ the terminal's width."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
 import decimal
@@ -217,6 +218,20 @@ def json_records(columns: list[str], rows: list[tuple]) -> list[dict]:
     return [{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows]
 
 
+_FULL_WIDTH = False   # gpudb --wide: tables are never cut to the terminal
+
+
+@contextlib.contextmanager
+def full_width(on: bool = True):
+    """Within it, terminal tables keep every cell whole (``gpudb --wide``)."""
+    global _FULL_WIDTH
+    before, _FULL_WIDTH = _FULL_WIDTH, on
+    try:
+        yield
+    finally:
+        _FULL_WIDTH = before
+
+
 def format_rows(columns: list[str], rows: list[tuple], fmt: str = "table") -> str:
     """Rows rendered in `fmt`: 'table' (aligned, numbers right-aligned, floats to 4
     significant digits, text cut to a terminal's width, a row count below) or 'markdown'
@@ -250,7 +265,7 @@ def format_rows(columns: list[str], rows: list[tuple], fmt: str = "table") -> st
                                disable_numparse=True, colalign=align) + "\n\n"
     # a terminal's width (or $COLUMNS); printed to a pipe or file (width 0), nothing is cut,
     # so ids and descriptions reach grep and scripts whole
-    width = shutil.get_terminal_size(fallback=(0, 0)).columns
+    width = 0 if _FULL_WIDTH else shutil.get_terminal_size(fallback=(0, 0)).columns
     if width:
         cells = _fit(columns, cells, numeric, width)
     table = tabulate(cells, columns, tablefmt="simple", disable_numparse=True, colalign=align)

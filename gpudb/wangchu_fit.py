@@ -146,6 +146,12 @@ class Fit:
     identified: dict[str, bool]
 
 
+def starting_values(start: dict[str, float] | None) -> dict[str, float]:
+    """Where the fit starts, per parameter: ``start`` (else the defaults), at least 1e-3 (the
+    fit works in log space)."""
+    return {k: max(float((start or DEFAULT_START)[k]), 1e-3) for k in CALIBRATION_ARGS}
+
+
 def fit(rows: Rows, start: dict[str, float] | None = None, restarts: int = 4) -> Fit:
     """Least-squares estimate of the seven parameters on ``rows`` (see the module docstring),
     the best of the fits from ``start`` and from ``restarts`` perturbations of it."""
@@ -154,7 +160,7 @@ def fit(rows: Rows, start: dict[str, float] | None = None, restarts: int = 4) ->
     except ImportError:
         raise GpudbError("fitting Wang & Chu's parameters needs scipy: pip install "
                          "'gpudb[ml]'") from None
-    start = {k: max(float((start or DEFAULT_START)[k]), 1e-3) for k in CALIBRATION_ARGS}
+    start = starting_values(start)
     x0 = np.log([start[k] for k in FREE])
 
     def params_at(x) -> dict[str, float]:
@@ -223,6 +229,7 @@ def train(con: duckdb.DuckDBPyConnection, gpu_id: str, base_core_mhz: float,
     start = ({k: getattr(measured, k) for k in CALIBRATION_ARGS} if measured is not None
              else DEFAULT_START)
     result = fit(rows, start)
+    first = starting_values(start)
     trained = sorted(set(rows.kernel_id.tolist()))
     note = (f"least squares (anchored at the base's measured time) on {len(trained)} kernels' "
             f"times at {len(rows)} settings from base {base_core_mhz:g}/{base_mem_mhz:g} MHz: "
@@ -235,9 +242,20 @@ def train(con: duckdb.DuckDBPyConnection, gpu_id: str, base_core_mhz: float,
         n_points={k: len(rows) for k in CALIBRATION_ARGS},
         notes={k: note if result.identified[k] else note + (
             "; held at its starting value: it sets the scale, which anchored predictions "
-            "cannot see" if k == SCALE else "; not identified by these kernels (kept at its "
-            "starting value)") for k in CALIBRATION_ARGS})
+            "cannot see" if k == SCALE else _unidentified(first[k], result.params[k]))
+            for k in CALIBRATION_ARGS})
     return calibration_id, result
+
+
+def _unidentified(start: float, value: float) -> str:
+    """The note of a parameter the predictions do not depend on at the fit (zero column of
+    the Jacobian): either it never moved, or the fit carried it to where it stops mattering
+    (a regime of eq. 17 without it), and its value says nothing."""
+    if math.isclose(value, start, rel_tol=1e-9):
+        return "; not identified by these kernels (kept at its starting value)"
+    return (f"; not identified by these kernels: the fit moved it from {start:g} to "
+            f"{value:g}, where the predictions no longer depend on it, so the value is "
+            "arbitrary")
 
 
 def mape_pct(predicted: np.ndarray, actual: np.ndarray) -> float:

@@ -208,7 +208,8 @@ def default_features(con: duckdb.DuckDBPyConnection, gpu_id: str,
         [MEASURED_FEATURE_PREFIX, *params]).fetchall()]
     if not names:
         raise GpudbError(f"no default features for {gpu_id!r}: its base runs have no intervals "
-                         f"and no {MEASURED_FEATURE_PREFIX}* metrics; name them with features=")
+                         f"and no {MEASURED_FEATURE_PREFIX}* metrics; name them with --features "
+                         "(gpudb train wu; features= in Python)")
     return names
 
 

@@ -1,6 +1,8 @@
 """gpudb.demo: the verdict rule, the readable tables and the closing paragraph, on hand-made
 tables (the demo itself runs in test_cli_commands)."""
 
+import re
+
 import pytest
 
 from gpudb.demo import (
@@ -81,6 +83,21 @@ def test_accuracy_and_savings_summaries_and_the_paragraph():
         "differs from the papers\", measures the cause of each difference.")
 
 
+def test_a_controller_that_never_moved_is_not_said_to_agree():
+    """'EDP savings agree for stall' although stall never moves the clock (issue 30)."""
+    control = Table(
+        ["policy", "guard", "time_change_pct", "energy_saving_pct", "edp_saving_pct",
+         "paper_000_edp_saving_pct"],
+        [("replay stall", "guarded", 0.0, 0.0, 0.0, None),
+         ("replay stall", "paper", 0.2, 0.8, 0.6, 0.0),
+         ("replay lead", "guarded", 3.0, 8.0, 4.9, None),
+         ("replay lead", "paper", 50.6, -2.0, -63.4, 6.2)])
+    text = closing_paragraph(Table(["predictor"], []), savings_summary(control))
+    assert "With gpudb's guard stall never moves the clock (0.0% EDP saving)." in text
+    assert "With gpudb's guard, EDP savings agree for lead (4.9% against 6.2%)." in text
+    assert "for stall (0.0%" not in text
+
+
 def test_without_matplotlib_the_figures_are_one_hint_and_no_folder(tmp_path, monkeypatch):
     import sys
 
@@ -146,3 +163,95 @@ def test_kernel_length_line_counts_intervals_at_the_top_p_state(query_db):
                            f"(median {median:g}) of 1,000 warp instructions at the highest "
                            "P-state; seed 0")
     assert line.endswith("energy in chip scope")
+
+
+# --- the demo's figures under gpudb plot's names; the report's order and cuts (issue 30) ---
+
+def test_demo_figures_are_named_after_what_gpudb_plot_draws():
+    from gpudb import plots
+    from gpudb.demo import demo_figures, figure_stem
+
+    figures = demo_figures("gtx480", "default", "default/twoslope_lm")
+    stems = [figure_stem(name, params) for name, params in figures]
+    assert stems == ["error_by_target", "mape_by_kernel", "savings_summary_guarded",
+                     "clock_trace_default_twoslope_lm"]
+    # a plain name is the plot's default guard: the papers' unguarded controllers, in the
+    # chip's energy, which `gpudb plot savings_summary` draws
+    assert plots.get("savings_summary").defaults == {"guard": "paper", "scope": "chip"}
+    assert dict(figures)["clock_trace"]["guard"] == "paper"
+
+
+@pytest.mark.parametrize(("text", "flat"), [
+    ("a (b (c) d) e", "a (b, c, d) e"),
+    ("x (y (z)) w.", "x (y, z) w."),
+    ("plain (one) and (two)", "plain (one) and (two)"),
+])
+def test_captions_have_no_nested_brackets(text, flat):
+    from gpudb.report import no_nested
+
+    assert no_nested(text) == flat
+
+
+@pytest.fixture(scope="module")
+def summary_page(query_db, tmp_path_factory):
+    """query_db with control results for every objective in the chip's energy (what the
+    demo stores), and its report page."""
+    import shutil
+
+    import gpudb
+    from gpudb.control.results import evaluate
+    from gpudb.report import build
+
+    tmp = tmp_path_factory.mktemp("summary")
+    path = tmp / "summary.duckdb"
+    shutil.copy(query_db, path)
+    con = gpudb.connect(path)
+    try:
+        evaluate(con, ["crisp", "oracle"], ["ed2p", "energy_perf"], suite="tiny",
+                 scopes=("chip",))
+        page = build(con, path, tmp / "report").read_text()
+    finally:
+        con.close()
+    con = gpudb.connect(path, read_only=True)
+    try:
+        from gpudb.report import summaries
+        found = summaries(con)
+    finally:
+        con.close()
+    return page, found
+
+
+def test_report_opens_with_the_demos_summary_then_figures_tables_database(summary_page):
+    import html
+
+    page, found = summary_page
+    assert [(s.gpu, s.suite, s.seed) for s in found] == [("gtx480", "tiny", 0)]
+    sections = re.findall(r"<h2>([^<]*)</h2>", page)
+    assert sections == ["Summary", "Figures", "Tables", "Database"]
+    summary = found[0]
+    # the demo's own paragraph and tables, before the first figure
+    first_figure = page.index("<h2>Figures</h2>")
+    assert 0 < page.index(html.escape(summary.paragraph)) < first_figure
+    crisp = next(r for r in summary.savings.rows if r[0] == "crisp")
+    at = page.index("<td>crisp</td>", page.index("EDP saving %"))
+    assert at < first_figure
+    assert page[at:].split("</tr>")[0].count(f">{crisp[1]:.1f}<") >= 1
+    # the savings figure of the demo (guarded) and the papers' (unguarded), each with its line
+    assert ("gpudb plot savings_summary -p gpu_id gtx480 -p suite tiny -p objective edp "
+            "-p guard guarded -p scope chip") in page
+    assert "<code>gpudb plot savings_summary</code>" in page
+
+
+def test_report_cuts_name_their_query_and_empty_tables_are_one_line(summary_page):
+    page, _ = summary_page
+    tables = page[page.index("<h2>Tables</h2>"):page.index("<h2>Database</h2>")]
+    assert re.search(r"the mean over all kernels, \d+ of \d+ rows; the other \d+: "
+                     r"<code>gpudb query savings_summary -p scope chip</code>", tables)
+    assert re.search(r"each predictor over all targets, \d+ of \d+ rows; the other \d+: "
+                     r"<code>gpudb query mape_by_predictor</code>", tables)
+    # no table without a value: wu_error_by_base (no wu model in query_db) is one line
+    assert "<p class=\"cap\">wu_error_by_base" not in tables
+    assert "<p class=\"cap\">savings_summary: Average savings" in tables
+    assert re.search(r"<li>wu_error_by_base: (no rows in this database|left out, its \d+ rows "
+                     r"have no value in any % column)", tables)
+    assert "gpudb query</code>" not in page      # every cut names its query

@@ -44,6 +44,13 @@ def test_accuracy_table_says_which_predictors_apply(tiny_db):
     assert result.exit_code == 0, result.output
     assert result.output.startswith("predictors with predictions on these runs: proportional; "
                                     "none from stall, lead,")
+    # each absent predictor with what it needs (it said 'wu needs a model' whatever was absent)
+    first = result.output.splitlines()[0]
+    assert ("(stall, lead, miss, crit, critbw, crisp, crispl, crisp_gpudb, crispl_gpudb read "
+            "per-interval counters, which simulated runs have and measured ones do not; "
+            "wangchu needs a calibration: gpudb calibrate (--from-file for a measured GPU); "
+            "wangchu_scaled needs a calibration like wangchu; wangchu_fit needs a fit: gpudb "
+            "train wangchu; wu needs a model: gpudb train wu)") in first
 
 
 def test_control_on_a_measured_gpu_is_the_static_optimal_over_whole_runs(tiny_db):
@@ -125,3 +132,11 @@ def test_a_clock_or_suite_the_runs_lack_is_one_line_not_empty_tables(tiny_db):
     ok = invoke("--db", tiny_db, "evaluate", "accuracy", "--gpu", "tiny", "--base-mhz", "500",
                 "--suite", "tiny", "--format", "csv")
     assert ok.exit_code == 0 and "proportional" in ok.output
+
+
+def test_the_folds_caption_says_the_folds_used():
+    """--folds 40 on 15 kernels said '(40 folds by kernel)' and used 15 (issue 30)."""
+    from gpudb.cli import folds_used
+
+    assert folds_used(40, 15) == "15 folds by kernel, one per kernel: --folds 40 asked for more"
+    assert folds_used(5, 15) == "5 folds by kernel"

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpudb.cli import cli
-from gpudb.output import format_rows
+from gpudb.output import format_rows, full_width
 
 
 @pytest.mark.parametrize(("value", "text"), [
@@ -132,3 +132,15 @@ def test_floats_within_1e_12_of_zero_print_as_zero():
     assert format_rows(["err_s"], [(9.408e-15,)]).splitlines()[2].strip() == "0"
     assert format_rows(["err_s"], [(-3e-13,)]).splitlines()[2].strip() == "0"
     assert format_rows(["err_s"], [(2e-12,)]).splitlines()[2].strip() == "2e-12"
+
+
+def test_wide_keeps_every_cell_whole(monkeypatch, tiny_db):
+    monkeypatch.setenv("COLUMNS", "40")
+    description = "a long description " * 5
+    with full_width():
+        assert description.strip() in format_rows(["query", "description"],
+                                                  [("q", description)])
+    assert description.strip() not in format_rows(["query", "description"], [("q", description)])
+    listing = CliRunner().invoke(cli, ["--db", str(tiny_db), "--wide", "query", "--list"])
+    assert listing.exit_code == 0 and "\u2026" not in listing.output
+    assert "\u2026" in CliRunner().invoke(cli, ["--db", str(tiny_db), "query", "--list"]).output

@@ -288,3 +288,126 @@ def test_kernel_names_from_a_file_are_drawn_as_text(fresh_db, tiny_files, tmp_pa
         refused = invoke("--db", fresh_db, *args)
         assert refused.exit_code == 1 and refused.output.count("\n") == 1, refused.output
         assert refused.output.startswith(f"Error: cannot write {args[-1]}"), refused.output
+
+
+# --- robust axes, titles that name what they show, one time axis (issue 30 item 6) ---
+
+def test_robust_limits_cut_an_outlier_and_mark_it_with_its_value():
+    from matplotlib.figure import Figure
+
+    from gpudb.plots.common import mark_clipped, robust_limits
+
+    values = [2.0, 3.0, 4.0, 5.0, 550.0]
+    # quartiles 3 and 5: fences 3 - 3x2 = -3 and 5 + 3x2 = 11 keep 2..5, and zero is kept;
+    # padded by 8% of the span 0..5
+    assert robust_limits(values) == pytest.approx((-0.4, 5.4))
+    # without an outlier nothing is cut: the axis spans every value
+    assert robust_limits([1.0, 2.0, 3.0], include=()) == pytest.approx((0.84, 3.16))
+    ax = Figure().subplots()
+    ax.set_ylim(*robust_limits(values))
+    assert mark_clipped(ax, [0, 1, 2, 3, 4], values) == [(4, 550.0)]
+    assert [t.get_text() for t in ax.texts] == ["550"]
+    # two values beyond at one place: one mark, the count and the farthest
+    ax = Figure().subplots()
+    ax.set_ylim(0, 10)
+    assert len(mark_clipped(ax, [0, 0, 1], [-40.0, -90.0, 5.0])) == 2
+    assert [t.get_text() for t in ax.texts] == ["2: -90"]
+
+
+def _hand_made_savings(guard):
+    """savings_summary rows of five controllers and the dynamic optimal, category 'all', one
+    controller far below the others (lead, -550%: the papers' unguarded LEAD on a kernel
+    that it slows down)."""
+    from gpudb.plots import Result
+
+    saving = {"crisp": 5.0, "crispl": 6.0, "crit": 4.0, "stall": 0.0, "lead": -550.0}
+    columns = ["policy", "predictor", "guard", "category", "edp_saving_pct"]
+    rows = [("replay", p, guard, "all", v) for p, v in saving.items()]
+    rows.append(("dynamic_optimal", "", "", "all", 13.0))
+    return {"savings_summary": Result(columns, rows)}
+
+
+@pytest.mark.parametrize("guard, words", [
+    ("guarded", "of gpudb's guarded controllers (-p guard guarded)"),
+    ("paper", "of the papers' controllers, unguarded (-p guard paper)")])
+def test_savings_title_names_the_guard_and_the_axis_keeps_the_papers_markers(guard, words):
+    from matplotlib.figure import Figure
+
+    from gpudb.plots.savings import PAPER_000_SAVING_PCT, draw_savings, savings_data
+
+    data = savings_data(_hand_made_savings(guard),
+                        {"guard": guard, "scope": "chip", "objective": "edp"})
+    figure = Figure()
+    draw_savings(figure, data)
+    ax = figure.axes[0]
+    title = ax.get_title()
+    assert title.startswith(f"EDP saving per category (paper 000 figure 11) {words},\n"
+                            "chip energy, the papers' scope (-p scope chip)")
+    # -550 is beyond the far-out fence (quartiles 0 and 5): the axis spans zero to the
+    # highest of the kept savings, the bound (13) and paper 000's figures, padded by 8%
+    paper = [PAPER_000_SAVING_PCT["edp"][p] for p in data.paper_pct]
+    high = max(13.0, 6.0, *paper)
+    assert ax.get_ylim() == pytest.approx((-0.08 * high, 1.08 * high))
+    assert all(ax.get_ylim()[0] <= v <= ax.get_ylim()[1] for v in paper)
+    assert [t.get_text() for t in ax.texts] == ["-550"]
+    assert title.endswith("1 savings beyond it, a triangle at the edge with the farthest value")
+
+
+def test_clock_trace_names_its_guard_and_shares_one_time_axis(query_db):
+    from matplotlib.figure import Figure
+
+    from gpudb.plots.clock_trace import draw_clock_trace
+    from gpudb.plots.common import BOUNDS
+
+    data, _ = data_and_rows(query_db, "clock_trace",
+                            {"kernel_id": "tiny/mem", "predictor": "crisp"})
+    assert data.title.startswith(
+        "tiny/mem on gtx480: core clock per interval of crisp's controller as the papers give "
+        "it, unguarded (-p guard paper),\nabove the offline policies' (black), minimising EDP "
+        "in chip energy (-p scope chip)")
+    figure = Figure()
+    draw_clock_trace(figure, data)
+    trace, shares = figure.axes
+    assert trace.get_shared_x_axes().joined(trace, shares)
+    assert trace.get_xlim() == shares.get_xlim()
+    lines = {line.get_label().split(":")[0]: line for line in trace.get_lines()}
+    # the controller on top of every offline policy, each line ending at the kernel's end
+    assert all(lines["crisp"].get_zorder() > lines[b].get_zorder() for b in BOUNDS)
+    assert {line.get_xdata()[-1] for line in lines.values()} == {data.top_end_ms}
+
+
+def test_error_by_target_legend_quotes_no_mape_beside_signed_bars(query_db, tmp_path):
+    from matplotlib.figure import Figure
+
+    data, _ = data_and_rows(query_db, "error_by_target")
+    figure = Figure()
+    plots.get("error_by_target").draw(figure, data)
+    ax = figure.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == list(data.mean_pct)
+    assert ax.get_ylabel() == "signed time prediction error (%)"
+    assert "paper 000's MAPE: mape_by_kernel" in ax.get_title()
+
+
+def test_fraction_axis_cuts_losses_beyond_the_whole_potential_at_minus_one():
+    from matplotlib.figure import Figure
+
+    from gpudb.plots import Result
+    from gpudb.plots.savings import draw_fraction, fraction_data
+
+    columns = ["policy", "predictor", "guard", "kernel_id", "saving_pct", "potential_pct",
+               "fraction_realised"]
+    rows = [("replay", "crisp", "paper", None, 5.0, 10.0, 0.5),
+            ("replay", "lead", "paper", None, -48.0, 10.0, -4.8),
+            ("dynamic_optimal", "", "", None, 10.0, 10.0, 1.0),
+            ("replay", "crisp", "paper", "k/a", 5.0, 10.0, 0.5),
+            ("replay", "lead", "paper", "k/a", -48.0, 10.0, -4.8)]
+    data = fraction_data({"fraction_of_potential": Result(columns, rows)},
+                         {"guard": "paper", "scope": "chip", "objective": "energy"})
+    assert data.policies == ["lead", "crisp", "dynamic_optimal"]
+    figure = Figure()
+    draw_fraction(figure, data)
+    top = figure.axes[0]
+    # lead's -4.8 is cut at -1: the axis spans -1..1 padded by 8% of 2
+    assert top.get_ylim() == pytest.approx((-1.16, 1.16))
+    assert [t.get_text() for t in top.texts] == ["-4.80"]
+    assert "by the papers' controllers, unguarded (-p guard paper)" in top.get_title()

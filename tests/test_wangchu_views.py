@@ -249,3 +249,14 @@ def test_train_wangchu_stores_a_least_squares_calibration(grid_db, tmp_path):
     bad = CliRunner().invoke(cli, ["--db", str(db), "train", "wangchu", "--gpu", "gtx980",
                                    "--base", "700"])
     assert bad.exit_code != 0 and "CORE_MHZ,MEM_MHZ" in bad.output
+
+
+def test_an_unidentified_parameter_the_fit_moved_is_not_called_kept():
+    """train wangchu stored 'kept at its starting value' for a parameter it had moved from
+    277.3 to 3.9e-9, where the predictions stop depending on it (issue 30)."""
+    from gpudb.wangchu_fit import _unidentified
+
+    moved = _unidentified(277.3, 3.9e-9)
+    assert "moved it from 277.3 to 3.9e-09" in moved and "kept" not in moved
+    assert _unidentified(277.3, 277.3) == ("; not identified by these kernels (kept at its "
+                                           "starting value)")

@@ -87,3 +87,68 @@ def grid(records: Sequence[dict], x: str, y: str, value: str
     ys = sorted({r[y] for r in records})
     at = {(r[y], r[x]): number(r[value]) for r in records}
     return xs, ys, [[at.get((yv, xv), math.nan) for xv in xs] for yv in ys]
+
+
+# Tukey's far-out fences: a value more than FENCE_IQR interquartile ranges outside the middle
+# half of the values is an outlier, which the axis leaves out (and the figure writes beside it)
+# so the paper's markers and the useful predictors' few percent stay readable.
+FENCE_IQR = 3.0
+
+
+def _quantile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile (numpy's default) of sorted values."""
+    at = q * (len(sorted_values) - 1)
+    low = math.floor(at)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (at - low)
+
+
+def robust_limits(values: Iterable[float], include: Iterable[float] = (0.0,),
+                  pad: float = 0.08) -> tuple[float, float]:
+    """Axis limits that hold every finite value inside Tukey's far-out fences (quartiles -+
+    FENCE_IQR x IQR) and every ``include`` value (zero, a bound, a paper's figure), padded by
+    ``pad`` of the span. Values outside are cut: draw them with :func:`mark_clipped`."""
+    finite = sorted(v for v in values if v is not None and math.isfinite(v))
+    kept = [v for v in include if v is not None and math.isfinite(v)]
+    if finite:
+        q1, q3 = _quantile(finite, 0.25), _quantile(finite, 0.75)
+        spread = FENCE_IQR * (q3 - q1)
+        kept += [v for v in finite if q1 - spread <= v <= q3 + spread]
+    if not kept:
+        return -1.0, 1.0
+    low, high = min(kept), max(kept)
+    margin = pad * (high - low) or 1.0
+    return low - margin, high + margin
+
+
+def mark_clipped(ax, xs: Sequence[float], values: Sequence[float], fmt: str = "{:.0f}",
+                 fontsize: float = 7) -> list[tuple[float, float]]:
+    """For the values beyond the axis' y limits: at each x and edge a triangle pointing out
+    and the farthest value written beside it (preceded by 'n:' where n values lie beyond
+    there). Returns every (x, value) pair beyond."""
+    low, high = ax.get_ylim()
+    beyond = [(x, v) for x, v in zip(xs, values, strict=True)
+              if math.isfinite(v) and not low <= v <= high]
+    groups: dict[tuple[float, bool], list[float]] = {}
+    for x, v in beyond:
+        groups.setdefault((x, v > high), []).append(v)
+    for (x, above), vs in groups.items():
+        edge, marker, va = (high, "^", "top") if above else (low, "v", "bottom")
+        farthest = max(vs) if above else min(vs)
+        ax.plot(x, edge, marker, color="k", markersize=5, clip_on=False, zorder=5)
+        inset = (high - low) * 0.03 * (-1 if above else 1)
+        text = fmt.format(farthest) if len(vs) == 1 else f"{len(vs)}: {fmt.format(farthest)}"
+        ax.text(x, edge + inset, text, ha="center", va=va, fontsize=fontsize, rotation=90,
+                zorder=5, bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none",
+                                "alpha": 0.8})
+    return beyond
+
+
+def clip_note(ax, marked: Sequence, what: str = "values") -> str:
+    """A line for the title saying the axis is cut and how the cut values are drawn; '' when
+    nothing was cut."""
+    if not marked:
+        return ""
+    low, high = ax.get_ylim()
+    return (f"\naxis cut at {low:.3g} to {high:.3g}: {len(marked)} {what} beyond it, a triangle "
+            "at the edge with the farthest value")

@@ -2,7 +2,8 @@
 saving per predictor and kernel category with the offline bounds (paper 000 figures 11-12), and
 the fraction of the dynamic-optimal saving each controller realises (paper 004 figure 1). Both
 read `control_result` (`gpudb evaluate control`); by default the papers' unguarded controller
-(-p guard paper), whose savings the papers report."""
+(-p guard paper) in the chip's energy (-p scope chip), as the papers report; every title names
+the guard and scope it shows."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpudb.plots import Plot, Result
-from gpudb.plots.common import BOUND_STYLE, BOUNDS, colour, grouped_bars, number, ordered
+from gpudb.plots.common import (BOUND_STYLE, BOUNDS, clip_note, colour, grouped_bars,
+                                mark_clipped, number, ordered, robust_limits)
 from gpudb.predictors import registry
 
 # Paper 000 section 5.2, the average over its Rodinia kernels on a GTX 480 (GPGPU-Sim):
@@ -24,13 +26,31 @@ PAPER_000_SAVING_PCT = {
 # Paper 004 section 1 (figure 1 and the abstract): the fraction of the potential (dynamic
 # optimal) energy saving realised on SPEC 2006 by an energy-minimising controller, on a CPU.
 PAPER_004_ENERGY_FRACTION = {"critbw": 0.65, "stall": 0.34, "lead": 0.12}
+FRACTION_FLOOR = -1.0
 # the objective's metric: energy_perf minimises energy under a performance-loss bound
 METRIC = {"edp": "edp", "ed2p": "ed2p", "energy": "energy", "energy_perf": "energy"}
+# the papers' unguarded controllers in the papers' energy scope (the chip's), which paper
+# 000's averages drawn beside them are counted in; `gpudb demo` draws -p guard guarded too
+DEFAULTS = {"guard": "paper", "scope": "chip"}
 _EMPTY = "needs control results: gpudb evaluate control (or gpudb demo)"
 
 
 def _objective(params) -> str:
     return params.get("objective") or "edp"
+
+
+def shown_controllers(params) -> str:
+    """Which controllers a figure shows, from its -p guard, for its title."""
+    return {"paper": "the papers' controllers, unguarded (-p guard paper)",
+            "guarded": "gpudb's guarded controllers (-p guard guarded)"}.get(
+                params.get("guard"), "the controllers under every guard")
+
+
+def energy_scope(params) -> str:
+    """The energy the savings are counted in, from its -p scope, for its title."""
+    return {"chip": "chip energy, the papers' scope (-p scope chip)",
+            "run": "run energy, board power included (-p scope run)"}.get(
+                params.get("scope") or "run")
 
 
 def _label(row: dict, guards: set) -> str:
@@ -49,6 +69,8 @@ class Savings:
     controllers: dict[str, list[float]]
     bounds: dict[str, list[float]]
     paper_pct: dict[str, float]
+    shown: str = ""
+    scope: str = ""
 
 
 def savings_data(results: Mapping[str, Result], params) -> Savings:
@@ -66,26 +88,33 @@ def savings_data(results: Mapping[str, Result], params) -> Savings:
 
     paper = PAPER_000_SAVING_PCT.get(_objective(params), {})
     return Savings(metric, categories, {n: series(n) for n in names},
-                   {b: series(b) for b in bounds}, {n: paper[n] for n in names if n in paper})
+                   {b: series(b) for b in bounds}, {n: paper[n] for n in names if n in paper},
+                   shown_controllers(params), energy_scope(params))
 
 
 def draw_savings(figure, data: Savings) -> None:
     ax = figure.subplots()
     centres = grouped_bars(ax, data.categories, data.controllers)
+    ax.set_ylim(*robust_limits(
+        [v for s in data.controllers.values() for v in s],
+        include=(0.0, *(v for s in data.bounds.values() for v in s), *data.paper_pct.values())))
+    marked = [m for name, values in data.controllers.items()
+              for m in mark_clipped(ax, centres[name], values)]
     half = 0.42
     for bound, values in data.bounds.items():
         for g, value in enumerate(values):
             ax.hlines(value, g - half, g + half, colors="k", linestyles=BOUND_STYLE[bound],
                       label=bound if g == 0 else None)
     for k, (name, value) in enumerate(data.paper_pct.items()):
-        ax.plot(centres[name][-1], value, "kx", markersize=7,
+        ax.plot(centres[name][-1], value, "kx", markersize=7, zorder=4,
                 label="paper 000 (Rodinia, GTX 480)" if k == 0 else None)
-    ax.legend(fontsize=7, ncols=3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside, not over bars
     ax.set_xlabel("kernel category")
     ax.set_ylabel(f"{data.metric.upper()} saving against the highest P-state (%)")
     figures = {"edp": "figure 11", "ed2p": "figure 12"}.get(data.metric, "figures 11-12")
-    ax.set_title(f"{data.metric.upper()} saving per controller and category, with the offline "
-                 f"bounds (paper 000 {figures})", fontsize=10)
+    ax.set_title(f"{data.metric.upper()} saving per category (paper 000 {figures}) of "
+                 f"{data.shown},\n{data.scope}; lines: the offline bounds"
+                 + clip_note(ax, marked, "savings"), fontsize=10)
 
 
 @dataclass(frozen=True)
@@ -100,6 +129,8 @@ class Fraction:
     potential_pct: list[float]
     saving_pct: dict[str, list[float]]
     paper: dict[str, float]
+    shown: str = ""
+    scope: str = ""
 
 
 def fraction_data(results: Mapping[str, Result], params) -> Fraction:
@@ -119,42 +150,56 @@ def fraction_data(results: Mapping[str, Result], params) -> Fraction:
                     [potential[k] for k in kernels],
                     {c: [saving.get((c, k), float("nan")) for k in kernels]
                      for c in controllers},
-                    {p: v for p, v in paper.items() if p in policies})
+                    {p: v for p, v in paper.items() if p in policies},
+                    shown_controllers(params), energy_scope(params))
 
 
 def draw_fraction(figure, data: Fraction) -> None:
     top, bottom = figure.subplots(2, 1, height_ratios=(1, 1.3))
     colours = [colour(p) or "0.6" for p in data.policies]
-    top.bar(range(len(data.policies)), data.fraction, color=colours)
-    top.set_xticks(range(len(data.policies)), data.policies, rotation=30, ha="right",
-                   fontsize=8)
+    xs = list(range(len(data.policies)))
+    top.bar(xs, data.fraction, color=colours)
+    # a fraction below -1 (losing more than the whole potential saving) is cut at -1: the
+    # controllers worth comparing, and paper 004's markers, lie between 0 and 1
+    top.set_ylim(*robust_limits([max(f, FRACTION_FLOOR) for f in data.fraction],
+                                include=(0.0, 1.0, *data.paper.values())))
+    marked = mark_clipped(top, xs, data.fraction, fmt="{:.2f}")
+    top.set_xticks(xs, data.policies, rotation=30, ha="right", fontsize=8)
     for k, (name, value) in enumerate(data.paper.items()):
-        top.plot(data.policies.index(name), value, "kx", markersize=8,
+        top.plot(data.policies.index(name), value, "kx", markersize=8, zorder=4,
                  label="paper 004 (SPEC 2006, CPU)" if k == 0 else None)
     if data.paper:
         top.legend(fontsize=7)
     top.axhline(1.0, color="k", linewidth=0.6)
     top.axhline(0.0, color="0.3", linewidth=0.6)
     top.set_ylabel("fraction of potential")
-    top.set_title(f"Fraction of the dynamic-optimal {data.metric} saving realised "
-                  "(paper 004 figure 1)", fontsize=10)
-    xs = range(len(data.kernels))
-    bottom.bar(xs, data.potential_pct, 0.8, color="0.85", label="potential (dynamic optimal)")
+    top.set_title(f"Fraction of the dynamic-optimal {data.metric} saving realised (paper 004 "
+                  f"figure 1) by {data.shown},\n{data.scope}"
+                  + clip_note(top, marked, "fractions"), fontsize=10)
+    ks = list(range(len(data.kernels)))
+    bottom.bar(ks, data.potential_pct, 0.8, color="0.85", label="potential (dynamic optimal)")
     for name, values in data.saving_pct.items():
-        bottom.plot(xs, values, "o", markersize=4, color=colour(name), label=name)
-    bottom.set_xticks(xs, data.kernels, rotation=45, ha="right", fontsize=7)
+        bottom.plot(ks, values, "o", markersize=4, color=colour(name), label=name)
+    bottom.set_ylim(*robust_limits([*data.potential_pct,
+                                    *(v for s in data.saving_pct.values() for v in s)]))
+    # one mark per kernel: the count beyond and the farthest, over every series
+    every = (data.potential_pct, *data.saving_pct.values())
+    cut = mark_clipped(bottom, ks * len(every), [v for values in every for v in values])
+    bottom.set_xticks(ks, data.kernels, rotation=45, ha="right", fontsize=7)
     bottom.axhline(0.0, color="0.3", linewidth=0.6)
     bottom.set_ylabel(f"{data.metric} saving (%)")
     bottom.legend(fontsize=6, ncols=4)
+    bottom.set_title("per kernel: the potential saving (grey) and each controller's"
+                     + clip_note(bottom, cut, "savings"), fontsize=8)
 
 
 PLOTS = (
     Plot("savings_summary", ("savings_summary",), "paper 000 figures 11-12",
          "the objective's saving (EDP, ED2P or energy) per controller and kernel category, with "
          "the offline bounds and paper 000's averages", savings_data, draw_savings, _EMPTY,
-         defaults={"guard": "paper"}, size=(11.0, 5.0)),
+         defaults=DEFAULTS, size=(11.0, 5.0)),
     Plot("fraction_of_potential", ("fraction_of_potential",), "paper 004 figure 1",
          "the fraction of the dynamic-optimal saving each controller realises, overall and per "
-         "kernel", fraction_data, draw_fraction, _EMPTY, defaults={"guard": "paper"},
+         "kernel", fraction_data, draw_fraction, _EMPTY, defaults=DEFAULTS,
          size=(11.0, 8.0)),
 )

@@ -148,11 +148,14 @@ def _per_parameter(arg, name: str, params: list[str]) -> dict:
 
 def _finite(value, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise GpudbError(f"{what} must be a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise GpudbError(f"{what} must be a finite number, got {value!r}")
-    return value
+        raise GpudbError(f"{what} must be a number, got {_short(value)}")
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of 400 digits
+        number = math.inf
+    if not math.isfinite(number):
+        raise GpudbError(f"{what} must be a finite number, got {_short(value)}")
+    return number
 
 
 def store_calibration(con: duckdb.DuckDBPyConnection, gpu_id: str, method: str,
@@ -210,8 +213,10 @@ def store_calibration(con: duckdb.DuckDBPyConnection, gpu_id: str, method: str,
                 raise GpudbError(f"{p}: fit_residual must be >= 0, got {residuals[p]}")
         if points[p] is not None:
             n = points[p]
-            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-                raise GpudbError(f"{p}: n_points must be a whole number >= 1, got {n!r}")
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not (
+                    1 <= n <= _INT32_MAX):
+                raise GpudbError(f"{p}: n_points must be a whole number from 1 to "
+                                 f"{_INT32_MAX}, got {_short(n)}")
     if first_row(con.execute("SELECT count(*) FROM gpu WHERE gpu_id = ?", [gpu_id]))[0] == 0:
         raise GpudbError(f"no GPU {gpu_id!r} in the database: sweep or ingest its runs first")
     cid = calibration_id(gpu_id, method, vals)
@@ -553,6 +558,18 @@ def _store_fits(con: duckdb.DuckDBPyConnection, gpu_id: str, method: str,
 # --- Measured GPUs: parameters from a file ----------------------------------------------------
 
 _FILE_KEYS = {"value", "unit", "fit_residual", "residual_unit", "n_points", "note"}
+# Bounds of a calibration file: a short TOML file; values in cycles (no access takes a
+# billion); n_points fits the table's INTEGER column; a note is a sentence or a paragraph.
+MAX_FILE_BYTES = 1 << 20
+MAX_CYCLES = 1e9
+_INT32_MAX = 2**31 - 1
+MAX_NOTE_CHARS = 10_000
+
+
+def _short(value) -> str:
+    """A value from a file as an error shows it: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def eq4_points(con: duckdb.DuckDBPyConnection, gpu_id: str) -> tuple[list[str], list[tuple]]:
@@ -590,13 +607,17 @@ def read_calibration_file(path: str | Path) -> list[ParameterFit]:
     subset of :data:`PARAMETERS`. Raises GpudbError with one line naming the file and the
     parameter: not TOML, an unknown parameter or key, a missing or wrong unit, a value that is
     not a finite number."""
+    from gpudb.trust import read_regular
+
     path = Path(path)
+    data = read_regular(path, MAX_FILE_BYTES, "a calibration file (TOML)")
     try:
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
-    except OSError as exc:
-        raise GpudbError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raw = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise GpudbError(f"{path}: not valid TOML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:  # arrays or tables nested thousands deep
+        raise GpudbError(f"{path}: not valid TOML: nested too deep") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
         raise GpudbError(f"{path}: not valid TOML: {str(exc).splitlines()[0]}") from None
     if not raw:
         raise GpudbError(f"{path}: no parameters (write e.g. l2_lat = {{ value = 222, unit = "
@@ -627,12 +648,24 @@ def read_calibration_file(path: str | Path) -> list[ParameterFit]:
                         else _finite(entry["fit_residual"], "'fit_residual'"))
         except GpudbError as exc:
             raise GpudbError(f"{where}: {exc}") from None
+        # every parameter is a latency, delay, slope or cycle count: 0 or less makes
+        # pred_wangchu predict nothing, and no GPU waits a billion cycles for one access
+        if not 0 < value <= MAX_CYCLES:
+            raise GpudbError(f"{where}: 'value' must be > 0 and at most {MAX_CYCLES:.0e} "
+                             f"{UNITS[name]}, got {value!r}")
+        if residual is not None and not 0 <= residual <= MAX_CYCLES:
+            raise GpudbError(f"{where}: 'fit_residual' must be >= 0 and at most "
+                             f"{MAX_CYCLES:.0e}, got {residual!r}")
         n = entry.get("n_points")
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise GpudbError(f"{where}: 'n_points' must be a whole number >= 1, got {n!r}")
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int)
+                              or not 1 <= n <= _INT32_MAX):
+            raise GpudbError(f"{where}: 'n_points' must be a whole number from 1 to "
+                             f"{_INT32_MAX}, got {_short(n)}")
         for key in ("residual_unit", "note"):
             if key in entry and not isinstance(entry[key], str):
-                raise GpudbError(f"{where}: {key!r} must be text, got {entry[key]!r}")
+                raise GpudbError(f"{where}: {key!r} must be text, got {_short(entry[key])}")
+            if key in entry and len(entry[key]) > MAX_NOTE_CHARS:
+                raise GpudbError(f"{where}: {key!r} is longer than {MAX_NOTE_CHARS} characters")
         residual_unit = entry.get("residual_unit", None if residual is None else UNITS[name])
         fits.append(ParameterFit(name, value, UNITS[name], residual, residual_unit, n, None,
                                  entry.get("note", f"from {path.name}")))

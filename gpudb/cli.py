@@ -18,8 +18,31 @@ import duckdb
 
 from gpudb import db, output, trust
 from gpudb.db import GpudbError, first_row
-from gpudb.output import FORMATS, HUMAN_FORMATS, error_line, fetch, format_rows, json_records
+from gpudb.output import (
+    FORMATS,
+    HUMAN_FORMATS,
+    error_line,
+    fetch,
+    format_rows,
+    json_records,
+    printable,
+)
 from gpudb.predictors import names as predictor_names
+
+
+def echo(message: str = "", **kwargs) -> None:
+    """click.echo for every line gpudb prints: names and values from files are escaped where
+    they are put in (:func:`gpudb.output.printable`), and this last pass keeps any control
+    character that slipped through (but the line breaks and tabs of gpudb's own layout) off the
+    terminal."""
+    click.echo(printable(message, keep="\n\t"), **kwargs)
+
+
+class _OneLineError(click.ClickException):
+    """A gpudb error shown as one line with what came from a file escaped."""
+
+    def __init__(self, message: str):
+        super().__init__(printable(message))
 
 
 class Context:
@@ -44,16 +67,20 @@ def friendly_errors(command):
         try:
             return command(*args, **kwargs)
         except GpudbError as exc:
-            raise click.ClickException(str(exc)) from None
-        except duckdb.Error as exc:
-            raise click.ClickException(error_line(exc)) from None
+            raise _OneLineError(db.ran_over() or str(exc)) from None
+        except duckdb.Error as exc:  # the time bound's interrupt included
+            raise _OneLineError(db.ran_over() or error_line(exc)) from None
+        except RuntimeError as exc:
+            if db.interrupted(exc):  # Ctrl-C while DuckDB ran a query
+                raise KeyboardInterrupt from None
+            raise
         except ValueError as exc:
             # sim.config.ConfigError (a ValueError: sim does not import gpudb); importing the
             # simulator here would load numba for every command, and unloaded it raised none
             config = sys.modules.get("sim.config")
             if config is None or not isinstance(exc, config.ConfigError):
                 raise
-            raise click.ClickException(str(exc)) from None
+            raise _OneLineError(str(exc)) from None
     return wrapper
 
 
@@ -67,7 +94,7 @@ class _UsageLine(click.UsageError):
         super().__init__(f"{message} (see {command_path} --help)", error.ctx)
 
     def show(self, file=None) -> None:
-        click.echo(f"Error: {self.format_message()}", file=file, err=file is None)
+        echo(f"Error: {self.format_message()}", file=file, err=file is None)
 
 
 class _OneLineUsage:
@@ -160,8 +187,40 @@ def output_rows(columns: list[str], rows: list[tuple], fmt: str, name: str | Non
         tables[name] = json_records(columns, rows)
         return
     if name is not None and fmt == "csv":
-        click.echo(f"# table: {name}")
-    click.echo(format_rows(columns, rows, fmt), nl=False)
+        echo(f"# table: {name}")
+    echo(format_rows(columns, rows, fmt), nl=False)
+
+
+# Commands that keep what they finished when interrupted (runs of a sweep, a measurement): a
+# new database file they created stays. Every other command writes all or nothing.
+KEEP_ON_INTERRUPT = frozenset({"sweep", "demo", "measure", "control", "evaluate", "bench",
+                               "calibrate"})
+
+
+# Commands that only read a database (merge: its source), whatever it holds, and so end
+# within --timeout-s (a table of a billion rows, an object computing for hours)
+TIME_BOUNDED = frozenset({"info", "query", "sql", "plot", "report", "export", "merge"})
+DEFAULT_TIMEOUT_S = 300.0
+
+
+@contextlib.contextmanager
+def _exit_on_stop():
+    """SIGTERM or SIGHUP stop the command as Ctrl-C does (its clean-up runs, a new file goes),
+    and it exits 128 + the signal's number, saying nothing was written."""
+    import signal
+
+    from gpudb.stop_signals import stop_on_signals
+
+    fired: list[int] = []
+    try:
+        with stop_on_signals() as fired:
+            yield
+    except KeyboardInterrupt as stop:
+        signum = getattr(stop, "signum", None) or (fired[0] if fired else None)
+        if signum is None:
+            raise  # Ctrl-C: click says "Aborted!"
+        echo(f"interrupted ({signal.Signals(signum).name}): nothing written", err=True)
+        sys.exit(128 + signum)
 
 
 _JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by nested commands
@@ -173,9 +232,14 @@ _JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by ne
 @click.option("--read-only", is_flag=True, help="Open the database without writing.")
 @click.option("--wide", is_flag=True, envvar="GPUDB_WIDE",
               help="Never cut table text to the terminal's width (env GPUDB_WIDE=1).")
+@click.option("--timeout-s", type=click.FloatRange(min=0), envvar="GPUDB_TIMEOUT_S",
+              default=DEFAULT_TIMEOUT_S, show_default=True,
+              help="Stop info, query, sql, plot, report, export and merge after this many "
+                   "seconds, naming what they were reading (0: no bound; env "
+                   "GPUDB_TIMEOUT_S).")
 @click.version_option(package_name="gpudb")
 @click.pass_context
-def cli(ctx, db_path, read_only, wide):
+def cli(ctx, db_path, read_only, wide, timeout_s):
     """gpudb: an experiment database for GPU DVFS research.
 
     Keeps simulated and measured runs of GPU kernels at many core/memory frequency settings
@@ -186,7 +250,16 @@ def cli(ctx, db_path, read_only, wide):
         gpudb --db lab.duckdb init && gpudb --db lab.duckdb info
     """
     ctx.obj = Context(db_path, read_only)
-    ctx.with_resource(trust.no_new_file_on_error(db_path))  # a failed command creates no file
+    # a failed command creates no file; nor does an interrupted one that writes all or nothing
+    all_or_nothing = ctx.invoked_subcommand not in KEEP_ON_INTERRUPT
+    if all_or_nothing:
+        # SIGTERM and SIGHUP unwind like Ctrl-C (the commands that keep work on an
+        # interrupt install this around their own work); outside the next, which removes
+        # the new file on the way out
+        ctx.with_resource(_exit_on_stop())
+    ctx.with_resource(trust.no_new_file_on_error(db_path, on_interrupt=all_or_nothing))
+    if ctx.invoked_subcommand in TIME_BOUNDED:
+        ctx.with_resource(db.time_bound(timeout_s))
     ctx.with_resource(output.full_width(wide))
 
 
@@ -196,7 +269,7 @@ def _print_json_tables(ctx, *_result, **_params):
     """A command's named tables in --format json, as one document, once it has succeeded."""
     tables = ctx.meta.get(_JSON_TABLES)
     if tables is not None:
-        click.echo(json.dumps(tables, indent=1))
+        echo(json.dumps(tables, indent=1))
 
 
 @cli.command()
@@ -215,7 +288,7 @@ def init(obj: Context):
         info = db.file_info(con)
     finally:
         con.close()
-    click.echo(f"{obj.path}: gpudb database, schema version {info['schema_version']}")
+    echo(f"{obj.path}: gpudb database, schema version {info['schema_version']}")
 
 
 @cli.command()
@@ -233,8 +306,11 @@ def info(obj: Context, fmt):
     try:
         meta = db.file_info(con)
         from gpudb.transfer import TABLES
-        counts = [(t, db.first_row(con.execute(f"SELECT count(*) FROM {t}"))[0])
-                  for t in TABLES]
+        counts = []
+        for t in TABLES:
+            db.doing(f"counting the rows of table {t}")
+            counts.append((t, db.first_row(con.execute(f"SELECT count(*) FROM {t}"))[0]))
+        db.doing("listing the experiments")
         result = con.execute(
             "SELECT e.name AS experiment, count(r.run_id) AS runs, "
             "count(DISTINCT r.kernel_id) AS kernels, string_agg(DISTINCT r.gpu_id, ', ') AS gpus, "
@@ -249,16 +325,16 @@ def info(obj: Context, fmt):
     finally:
         con.close()
     if fmt in HUMAN_FORMATS:
-        click.echo(f"database:      {obj.path}")
-        click.echo(f"schema:        version {meta['schema_version']} "
-                   f"(this gpudb: {meta['gpudb_schema_version']})")
-        click.echo(f"written by:    gpudb {meta['written_by']} (this: {meta['gpudb_version']})")
-        click.echo(f"materialized:  prediction_materialized {materialized}")
-        click.echo("not gpudb's:   " + (", ".join(f"{kind} {name}" for kind, name in foreign)
+        echo(f"database:      {obj.path}")
+        echo(f"schema:        version {meta['schema_version']} "
+             f"(this gpudb: {meta['gpudb_schema_version']})")
+        echo(f"written by:    gpudb {meta['written_by']} (this: {meta['gpudb_version']})")
+        echo(f"materialized:  prediction_materialized {materialized}")
+        echo("not gpudb's:   " + (", ".join(f"{kind} {printable(name)}" for kind, name in foreign)
                                        or "nothing (only gpudb's own tables and views)"))
-        click.echo("")
+        echo("")
         output_rows(["table", "rows"], counts, fmt)
-        click.echo("")
+        echo("")
         output_rows(exp_columns, experiments, fmt)
     else:
         rows = [("schema_version", meta["schema_version"]), ("written_by", meta["written_by"]),
@@ -316,9 +392,9 @@ def _echo_reports(reports, describe) -> None:
     """One line per ingested file (``describe(report)``), or why it was skipped."""
     for r in reports:
         if r.skipped_reason:
-            click.echo(f"{r.file}: {r.skipped_reason}; nothing added")
+            echo(f"{r.file}: {r.skipped_reason}; nothing added")
         else:
-            click.echo(f"{r.file}: {describe(r)}")
+            echo(f"{r.file}: {describe(r)}")
 
 
 @cli.command("ingest-log")
@@ -347,11 +423,14 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 
         gpudb ingest-log rooflinedvfs-logs/ --experiment rooflinedvfs
     """
-    from gpudb.ingest_log import ingest_logs
+    from gpudb.ingest_log import ingest_logs, read_logs
 
+    # the logs first: one refused, or a command killed while reading, leaves no new file
+    read = read_logs(list(paths), power_report)
     con = obj.connect()
     try:
-        reports = ingest_logs(con, list(paths), power_report, experiment, gpu_id, suite)
+        reports = ingest_logs(con, list(paths), power_report, experiment, gpu_id, suite,
+                              read=read)
     finally:
         con.close()
     _echo_reports(reports, lambda r: (
@@ -479,29 +558,29 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, su
             reasons = 0
             for c in clocks:
                 reasons |= c.reasons
-            click.echo(line + (f", clock-event reasons 0x{reasons:x}" if reasons else ""))
+            echo(line + (f", clock-event reasons 0x{reasons:x}" if reasons else ""))
 
         try:
             added = m.measure(con, gpu, command, settings, repeat, target, progress=progress,
-                              warn=lambda line: click.echo(f"Warning: {line}", err=True),
+                              warn=lambda line: echo(f"Warning: {line}", err=True),
                               interval_s=sample_ms / 1000, warmup=warmup)
         except m.MeasureStopped as stop:
             # an exit, not an error: a new database file keeps the settings measured before
-            click.echo(f"Error: {stop} ({stop.settings_stored} settings before it stored and "
-                       f"kept in {obj.path})", err=True)
+            echo(f"Error: {stop} ({stop.settings_stored} settings before it stored and "
+                 f"kept in {obj.path})", err=True)
             sys.exit(1)
         except m.MeasureInterrupted as stop:
             import signal
 
-            click.echo(f"interrupted ({signal.Signals(stop.signum).name}): "
-                       f"{stop.settings_stored} settings stored and kept; clocks restored",
-                       err=True)
+            echo(f"interrupted ({signal.Signals(stop.signum).name}): "
+                 f"{stop.settings_stored} settings stored and kept; clocks restored",
+                 err=True)
             sys.exit(128 + stop.signum)
     finally:
         if con is not None:
             con.close()
         gpu.close()
-    click.echo(f"{added} runs added to experiment {target.experiment!r} of {obj.path}")
+    echo(f"{added} runs added to experiment {target.experiment!r} of {obj.path}")
 
 
 def _mean(values: list[float]) -> float:
@@ -566,13 +645,13 @@ def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
     if compiled() is False:
         # the first run after an install compiles the simulator before any run can finish:
         # without this line a log shows "simulating" and nothing else for a minute or more
-        click.echo("compiling the simulator (numba, once per installed version: about 40 s of "
-                   f"one core, minutes on a busy machine; kept in {cache_root()})", err=True)
+        echo("compiling the simulator (numba, once per installed version: about 40 s of "
+             f"one core, minutes on a busy machine; kept in {cache_root()})", err=True)
     with run_progress("simulating", rate=True) as progress:
         summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
-    click.echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
-               f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
-               f"{summary['seconds']:.1f} s")
+    echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
+         f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
+         f"{summary['seconds']:.1f} s")
 
 
 _LOG_EVERY_S = 5.0   # seconds between progress lines when stderr is not a terminal
@@ -598,8 +677,8 @@ def run_progress(label: str, rate: bool = False):
             now = time.perf_counter()
             if total and (now - state["said"] >= _LOG_EVERY_S or done == total):
                 state["said"] = now
-                click.echo(f"{label}: {done}/{total} runs" + (f", {_rate(state)}" if rate else "")
-                           + f", {now - state['start']:.0f} s", err=True)
+                echo(f"{label}: {done}/{total} runs" + (f", {_rate(state)}" if rate else "")
+                     + f", {now - state['start']:.0f} s", err=True)
             state["done"] = done
             return
         if state["bar"] is None:
@@ -621,9 +700,9 @@ def run_progress(label: str, rate: bool = False):
         close()
         import signal
 
-        click.echo(f"interrupted ({signal.Signals(stop.signum).name}): "
-                   f"{stop.summary['runs_added']} runs written and kept; "
-                   "run the same command again to resume", err=True)
+        echo(f"interrupted ({signal.Signals(stop.signum).name}): "
+             f"{stop.summary['runs_added']} runs written and kept; "
+             "run the same command again to resume", err=True)
         sys.exit(128 + stop.signum)
     finally:
         close()
@@ -701,7 +780,7 @@ def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
         path = plots.render(con, name, dict(params), out, dpi=dpi)
     finally:
         con.close()
-    click.echo(f"wrote {path}", err=True)
+    echo(f"wrote {path}", err=True)
 
 
 @cli.command()
@@ -726,7 +805,7 @@ def report(obj: Context, out_dir):
         path = build(con, obj.path, out_dir)
     finally:
         con.close()
-    click.echo(f"wrote {path}")
+    echo(f"wrote {path}")
 
 
 @cli.command()
@@ -751,6 +830,7 @@ def sql(obj: Context, statement, fmt):
     con = obj.connect()
     try:
         try:
+            db.doing("running the SQL given")
             columns, rows = fetch(con, statement)
         except duckdb.Error as exc:
             raise GpudbError(f"SQL error: {error_line(exc)}") from None
@@ -779,7 +859,7 @@ def export(obj: Context, directory):
     finally:
         con.close()
     total = sum(counts.values())
-    click.echo(f"exported {len(counts)} tables ({total} rows) to {directory}")
+    echo(f"exported {len(counts)} tables ({total} rows) to {directory}")
 
 
 @cli.command()
@@ -812,14 +892,14 @@ def merge(obj: Context, source):
     finally:
         con.close()
     others = ", ".join(f"{n} {t}" for t, n in report.rows_added.items() if t != "run" and n)
-    click.echo(f"merged {source}: {report.runs_added} runs added, {report.runs_skipped} "
-               f"already present" + (f"; also {others}" if others else ""))
+    echo(f"merged {source}: {report.runs_added} runs added, {report.runs_skipped} "
+         f"already present" + (f"; also {others}" if others else ""))
     left = ", ".join(t if n is None else f"{t} ({n} row{'' if n == 1 else 's'})"
                      for t, n in report.not_merged.items() if n != 0)
     if left:
-        click.echo(f"not merged (computed from runs, or in calibration's case measured or "
-                   f"fitted for one GPU: recompute them here, or load a calibration file with "
-                   f"gpudb calibrate --from-file): {left}")
+        echo(f"not merged (computed from runs, or in calibration's case measured or "
+             f"fitted for one GPU: recompute them here, or load a calibration file with "
+             f"gpudb calibrate --from-file): {left}")
 
 
 @cli.command()
@@ -844,7 +924,7 @@ def materialize(obj: Context):
         rows = write_table(con)
     finally:
         con.close()
-    click.echo(f"{TABLE}: {rows} predictions written")
+    echo(f"{TABLE}: {rows} predictions written")
 
 
 @cli.group()
@@ -965,8 +1045,8 @@ def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
         if not do_sweep or obj.read_only:
             raise GpudbError(f"no simulated runs of suite {scope.suite} on {gpu} in "
                              f"{obj.path}; run: {command}")
-        click.echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
-                   f"{command}", err=True)
+        echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
+             f"{command}", err=True)
         simulate(obj, gpu, suite or "default", mem_mhz=_nominal_mem(gpu),
                  jobs=os.cpu_count() or 1, seed=missing)
     return scope
@@ -1008,7 +1088,7 @@ def _echo_verdict_rule(table, seeds: list[int] | None, fmt: str) -> None:
     from gpudb.demo import verdict_rule
 
     if fmt in HUMAN_FORMATS and "verdict" in table.columns:
-        click.echo(verdict_rule(len(seeds or [])))
+        echo(verdict_rule(len(seeds or [])))
 
 
 def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
@@ -1035,17 +1115,17 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
     finally:
         con.close()
     if fmt in HUMAN_FORMATS and _seeds_line(seeds):
-        click.echo(_seeds_line(seeds))
+        echo(_seeds_line(seeds))
     if fmt in HUMAN_FORMATS:
         if absent:
-            click.echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
-                       f"; none from {', '.join(absent)} ({_why_absent(absent)})")
-        click.echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
-                   f"{scope.gpu}, {_suite_label(scope)}:")
+            echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
+                 f"; none from {', '.join(absent)} ({_why_absent(absent)})")
+        echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
+             f"{scope.gpu}, {_suite_label(scope)}:")
     output_rows(per_predictor.columns, per_predictor.rows, fmt, "by_predictor")
     _echo_verdict_rule(per_predictor, seeds, fmt)
     if fmt in HUMAN_FORMATS:
-        click.echo("\nMAPE (%) by kernel, over all targets:")
+        echo("\nMAPE (%) by kernel, over all targets:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt, "by_kernel")
 
 
@@ -1090,27 +1170,27 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
         con.close()
     if not summary.rows:
         if fmt in HUMAN_FORMATS:
-            click.echo(f"\nno predictions from base {base[0]:g}/{base[1]:g} MHz (core/memory)"
-                       " with a known actual time")
+            echo(f"\nno predictions from base {base[0]:g}/{base[1]:g} MHz (core/memory)"
+                 " with a known actual time")
         return
     if fmt in HUMAN_FORMATS:
         # the folds used: one kernel per fold at most (evaluate_grid._cv_rows)
         kernels = len({r[per_kernel.columns.index("kernel_id")] for r in per_kernel.rows})
         used = folds_used(folds, kernels)
         cv = any(r[0] == "wangchu_fit_cv" for r in summary.rows)
-        click.echo(f"\ncore x memory accuracy (paper 003) from base {base[0]:g}/{base[1]:g} MHz "
-                   "(core/memory), MAPE (%) over every target setting, the base included"
-                   + (f"; wangchu_fit_cv: fitted on the other kernels ({used})" if cv else "")
-                   + ":")
+        echo(f"\ncore x memory accuracy (paper 003) from base {base[0]:g}/{base[1]:g} MHz "
+             "(core/memory), MAPE (%) over every target setting, the base included"
+             + (f"; wangchu_fit_cv: fitted on the other kernels ({used})" if cv else "")
+             + ":")
     output_rows(summary.columns, summary.rows, fmt, "grid_summary")
     if heat.rows:
         if fmt in HUMAN_FORMATS:
-            click.echo("\nMAPE (%) by target, core MHz down, memory MHz across "
-                       "(query error_by_setting):")
+            echo("\nMAPE (%) by target, core MHz down, memory MHz across "
+                 "(query error_by_setting):")
         output_rows(heat.columns, heat.rows, fmt, "grid_by_setting")
     if fmt in HUMAN_FORMATS:
-        click.echo("\nMAPE (%) by kernel over every target, with the case of paper 003 "
-                   "section V the model picks at the base:")
+        echo("\nMAPE (%) by kernel over every target, with the case of paper 003 "
+             "section V the model picks at the base:")
     output_rows(per_kernel.columns, per_kernel.rows, fmt, "grid_by_kernel")
 
 
@@ -1149,8 +1229,8 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                     con, objectives, max_loss_pct, scope.gpu, scope.suite, energy_scopes,
                     progress=progress, seeds=run_seeds, workers=os.cpu_count() or 1)
             if unrunnable and fmt in HUMAN_FORMATS:
-                click.echo(f"{unrunnable} dynamic-optimal schedules not run: their GPU is not "
-                           "a shipped simulator configuration", err=True)
+                echo(f"{unrunnable} dynamic-optimal schedules not run: their GPU is not "
+                     "a shipped simulator configuration", err=True)
             with click.progressbar(length=len(run_seeds) * len(energy_scopes) * len(objectives)
                                    * (2 * len(REPLAY_PREDICTORS) + 1),
                                    label="replaying", file=sys.stderr) as bar:
@@ -1169,16 +1249,16 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                           for objective in objectives for energy_scope in energy_scopes]
             what = "mean savings (%) against the highest P-state"
             if fmt in HUMAN_FORMATS and _seeds_line(seeds):
-                click.echo(_seeds_line(seeds))
+                echo(_seeds_line(seeds))
             elif fmt in HUMAN_FORMATS and not seeds and len(run_seeds) > 1:
-                click.echo(f"seeds {', '.join(map(str, run_seeds))} pooled: each seed replayed "
-                           "on its own runs, the means over every kernel and seed (--seeds "
-                           "for the mean over seeds with a 95% interval)")
+                echo(f"seeds {', '.join(map(str, run_seeds))} pooled: each seed replayed "
+                     "on its own runs, the means over every kernel and seed (--seeds "
+                     "for the mean over seeds with a 95% interval)")
         else:
             if fmt in HUMAN_FORMATS:
-                click.echo(f"{scope.gpu} has whole runs only (no per-interval runs to replay a "
-                           "controller on): static optimal over its (SM, core, memory) "
-                           "settings, the first row the mean over its kernels")
+                echo(f"{scope.gpu} has whole runs only (no per-interval runs to replay a "
+                     "controller on): static optimal over its (SM, core, memory) "
+                     "settings, the first row the mean over its kernels")
             tables = [(objective, None, run_static_table(con, scope, objective, max_loss_pct))
                       for objective in objectives]
             what = "static optimal savings (%) against the highest setting"
@@ -1186,10 +1266,10 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
         con.close()
     for objective, energy_scope, table in tables:
         if fmt in HUMAN_FORMATS:
-            click.echo(f"\n{what}, objective {objective}"
-                       + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
+            echo(f"\n{what}, objective {objective}"
+                 + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
                           else "") + f", {scope.gpu}, {_suite_label(scope)}"
-                       + (f", {ENERGY_SCOPES[energy_scope]}" if energy_scope else "") + ":")
+                 + (f", {ENERGY_SCOPES[energy_scope]}" if energy_scope else "") + ":")
         output_rows(table.columns, table.rows, fmt,
                     objective + (f"_{energy_scope}" if energy_scope else ""))
         _echo_verdict_rule(table, seeds, fmt)
@@ -1300,15 +1380,15 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
         raise GpudbError(f"no Equalizer runs of suite {suite_name} on {gpu} in {obj.path}: "
                          f"run gpudb --db {obj.path} evaluate equalizer --gpu {gpu}")
     if fmt in HUMAN_FORMATS:
-        click.echo(f"Equalizer and the static operating points against nominal, {gpu}, "
-                   f"suite {suite_name} (geometric means; 'all' over every kernel):")
+        echo(f"Equalizer and the static operating points against nominal, {gpu}, "
+             f"suite {suite_name} (geometric means; 'all' over every kernel):")
         if _seeds_line(seeds):
-            click.echo(_seeds_line(seeds))
+            echo(_seeds_line(seeds))
     output_rows(columns, rows, fmt)
     if fmt in HUMAN_FORMATS and "speedup_verdict" in columns:
         from gpudb.demo import verdict_rule
 
-        click.echo(verdict_rule(len(seeds)) + "; energy: our chip energy against the paper's")
+        echo(verdict_rule(len(seeds)) + "; energy: our chip energy against the paper's")
 
 
 @evaluate.command()
@@ -1341,14 +1421,14 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
         raise GpudbError(f"no per-interval counters for {scope.gpu} ({_suite_label(scope)}): "
                          "workload classes need simulated runs")
     if fmt in HUMAN_FORMATS:
-        click.echo(f"shares of the time at the highest core P-state by category and paper 000 "
-                   f"class ('all' summarises), {scope.gpu}, {_suite_label(scope)}:")
+        echo(f"shares of the time at the highest core P-state by category and paper 000 "
+             f"class ('all' summarises), {scope.gpu}, {_suite_label(scope)}:")
     output_rows(summary.columns, summary.rows, fmt, "summary")
     if fmt in HUMAN_FORMATS:
-        click.echo("\nper kernel:")
+        echo("\nper kernel:")
     output_rows(kernels.columns, kernels.rows, fmt, "by_kernel")
     if fmt in HUMAN_FORMATS:
-        click.echo(f"\n{length}\n" + "\n".join(PAPER_CLASSES))
+        echo(f"\n{length}\n" + "\n".join(PAPER_CLASSES))
 
 
 @evaluate.command("control")
@@ -1406,8 +1486,8 @@ def demo(obj: Context, gpu, suite):
         gpudb demo            # into ./gpudb.duckdb; gpudb --db other.duckdb demo
     """
     scope = _scope(obj, gpu, suite, do_sweep=True)
-    click.echo(f"gpudb demo: {_suite_label(scope)} on {scope.gpu} into {obj.path}"
-               + (" (synthetic kernels)" if scope.simulated else ""))
+    echo(f"gpudb demo: {_suite_label(scope)} on {scope.gpu} into {obj.path}"
+         + (" (synthetic kernels)" if scope.simulated else ""))
     if scope.simulated:
         _readable_demo(obj, scope)
     else:
@@ -1417,7 +1497,7 @@ def demo(obj: Context, gpu, suite):
     # the hints leave out --db: one export line instead keeps each within the demo's width
     export = ("" if obj.path == db.DEFAULT_DB
               else f" (first: export GPUDB_DB={shlex.quote(str(obj.path))})")
-    click.echo(f"\nnext{export}:\n" + "\n".join(textwrap.indent(h, "  ") for h in hints))
+    echo(f"\nnext{export}:\n" + "\n".join(textwrap.indent(h, "  ") for h in hints))
 
 
 def _readable_demo(obj: Context, scope) -> None:
@@ -1471,10 +1551,10 @@ def _readable_demo(obj: Context, scope) -> None:
     savings = demo.savings_summary(control)
     objectives = demo.objectives_summary(by_objective)
     def caption(text: str) -> None:
-        click.echo("\n" + textwrap.fill(text, width=DEMO_WIDTH))
+        echo("\n" + textwrap.fill(text, width=DEMO_WIDTH))
 
     if length:
-        click.echo(textwrap.fill(length, width=DEMO_WIDTH))
+        echo(textwrap.fill(length, width=DEMO_WIDTH))
     caption("Prediction error (paper 000 figure 8), whole runs: MAPE % from the highest core "
             "P-state to each lower one (columns: target core MHz; all: over every target; "
             "paper: paper 000's). critbw reads as crit: CRIT+BW adds a prefetcher's stalls "
@@ -1487,7 +1567,7 @@ def _readable_demo(obj: Context, scope) -> None:
             "first rows are offline bounds (dynamic_optimal_run: the dynamic optimal's "
             "schedule as the simulator runs it):")
     output_rows(savings.columns, savings.rows, "table")
-    click.echo(textwrap.fill(demo.verdict_rule(), width=DEMO_WIDTH))
+    echo(textwrap.fill(demo.verdict_rule(), width=DEMO_WIDTH))
     caption("Every objective, the bounds and gpudb's guarded controllers, chip energy, mean "
             "over the kernels, savings % against the highest P-state: EDP, ED2P; E: energy "
             "(the energy objective), E/dyn and E/mless its fraction of the dynamic optimal's "
@@ -1497,10 +1577,10 @@ def _readable_demo(obj: Context, scope) -> None:
             "slow and worst: its mean and worst kernel's slowdown %:")
     output_rows(objectives.columns, objectives.rows, "table")
     if written:
-        click.echo("\nfigures:\n" + "\n".join(f"  {path}" for path in written))
+        echo("\nfigures:\n" + "\n".join(f"  {path}" for path in written))
     else:
-        click.echo(f"\nno figures: {skipped}")
-    click.echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=DEMO_WIDTH))
+        echo(f"\nno figures: {skipped}")
+    echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=DEMO_WIDTH))
 
 
 DEMO_WIDTH = 100   # the demo's lines and tables fit this many columns
@@ -1615,16 +1695,16 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
                 con, gpu_id, cluster_counts=(clusters,), train_fraction=train_fraction,
                 seed=seed, features=names, power=not no_power)
             if rows:  # the last one trained is the GPU's default from now on
-                click.echo(f"latest model_id {rows[-1][columns.index('model_id')]} (the "
-                           "default of view prediction and the accuracy queries)",
-                           err=fmt not in HUMAN_FORMATS)
+                echo(f"latest model_id {rows[-1][columns.index('model_id')]} (the "
+                     "default of view prediction and the accuracy queries)",
+                     err=fmt not in HUMAN_FORMATS)
         else:
             report = wu_model.train_wu(
                 con, gpu_id, base=wu_model.parse_base(base), train_fraction=train_fraction,
                 seed=seed, clusters=clusters, features=names, power=not no_power)
             columns, rows = wu_model.validation_table(con, report.model_id)
-            click.echo(f"model_id {report.model_id}", err=fmt not in HUMAN_FORMATS)
-            click.echo(report.summary(), err=fmt not in HUMAN_FORMATS)
+            echo(f"model_id {report.model_id}", err=fmt not in HUMAN_FORMATS)
+            echo(report.summary(), err=fmt not in HUMAN_FORMATS)
     finally:
         con.close()
     output_rows(columns, rows, fmt)
@@ -1668,9 +1748,9 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
                                                    list(kernels) or None)
     finally:
         con.close()
-    click.echo(f"calibration_id {calibration_id} (method least_squares): RMS time error "
-               f"{result.rms_error_pct:.2f}% over {result.n_rows} (kernel, setting) pairs",
-               err=fmt not in HUMAN_FORMATS)
+    echo(f"calibration_id {calibration_id} (method least_squares): RMS time error "
+         f"{result.rms_error_pct:.2f}% over {result.n_rows} (kernel, setting) pairs",
+         err=fmt not in HUMAN_FORMATS)
     output_rows(["parameter", "value", "unit", "identified"],
                 [(k, v, UNITS[k], result.identified[k])
                  for k, v in result.params.items()], fmt)
@@ -1746,8 +1826,8 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
         report = _calibrate_simulated(obj, gpu, baseline, seed, jobs)
         summary = (f"{report.runs_added} runs simulated, {report.runs_reused} reused; baseline "
                    f"{report.baseline[0]:g}/{report.baseline[1]:g} MHz")
-    click.echo(f"calibration_id {report.calibration_id} ({report.gpu_id}, {report.method}; "
-               f"{summary}; {report.seconds:.1f} s)", err=fmt not in HUMAN_FORMATS)
+    echo(f"calibration_id {report.calibration_id} ({report.gpu_id}, {report.method}; "
+         f"{summary}; {report.seconds:.1f} s)", err=fmt not in HUMAN_FORMATS)
     output_rows(*report.table(), fmt)
     if report.method == "microbenchmark" and fmt in HUMAN_FORMATS:
         con = obj.connect(read_only=True)
@@ -1755,8 +1835,8 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
             columns, rows = cal.eq4_points(con, report.gpu_id)
         finally:
             con.close()
-        click.echo("\neq. 4, DRAM latency against core_f/mem_f: each pointer-chase run, the "
-                   "fitted line and paper 003's GTX 980 line (core cycles):")
+        echo("\neq. 4, DRAM latency against core_f/mem_f: each pointer-chase run, the "
+             "fitted line and paper 003's GTX 980 line (core cycles):")
         output_rows(columns, rows, fmt)
 
 
@@ -1800,7 +1880,7 @@ def bench_ingest(rows, metrics, repeat):
     from gpudb.bench import bench_ingest as run_bench
 
     for line in run_bench(rows, metrics, repeat=repeat).lines():
-        click.echo(line)
+        echo(line)
 
 
 @bench.command()
@@ -1827,7 +1907,7 @@ def predict(obj: Context, repeat):
     finally:
         con.close()
     for line in result.lines():
-        click.echo(line)
+        echo(line)
 
 
 @bench.command()
@@ -1856,7 +1936,7 @@ def scale(obj: Context, factors, gpu_id):
     if not factors or any(f < 1 for f in factors):
         raise click.BadParameter("give factors >= 1, e.g. 1,10,100", param_hint="--factor")
     for line in bench_scale(Path(obj.path), factors, gpu_id).lines():
-        click.echo(line)
+        echo(line)
 
 
 @bench.command()
@@ -1881,7 +1961,7 @@ def sim(gpu, suite, repeat):
         value = row["value"]
         shown = (f"{value / 1e6:,.2f} M" if value >= 1e5
                  else f"{value:,.3f}" if value < 10 else f"{value:,.1f}")
-        click.echo(f"{row['metric']}: {shown} {row['unit']}")
+        echo(f"{row['metric']}: {shown} {row['unit']}")
 
 
 def main() -> None:

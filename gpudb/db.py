@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -69,15 +70,106 @@ def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection
     con.execute("BEGIN TRANSACTION")
     try:
         yield con
-    except BaseException:
-        con.execute("ROLLBACK")
+    except BaseException as exc:
+        stopped = isinstance(exc, KeyboardInterrupt) or interrupted(exc)
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            # Ctrl-C or SIGTERM inside a fetch leaves a result DuckDB will not roll back
+            # over; the transaction ends uncommitted when the connection closes
+            if not stopped:
+                raise
+        if stopped and not isinstance(exc, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
         raise
     # Outside the try: a COMMIT that fails has already ended the transaction.
-    con.execute("COMMIT")
+    try:
+        con.execute("COMMIT")
+    except RuntimeError as exc:
+        if interrupted(exc):
+            raise KeyboardInterrupt from None
+        raise
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C arriving while DuckDB ran a statement: DuckDB's Python
+    client then raises RuntimeError('Query interrupted'), not KeyboardInterrupt, which
+    callers turn back into the KeyboardInterrupt it was (a sweep keeps its finished runs and
+    exits 130 instead of a traceback)."""
+    return type(exc) is RuntimeError and str(exc) == "Query interrupted"
 
 
 class GpudbError(Exception):
     """An error with a one-line message meant for the user (the CLI prints it as is)."""
+
+
+class _TimeBound:
+    """The time bound of a command reading files from elsewhere (:func:`time_bound`): every
+    connection :func:`connect` opens while it holds is interrupted at the deadline."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.connections: list[duckdb.DuckDBPyConnection] = []
+        self.fired = False
+        self.doing = "reading the database"
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(seconds, self.fire)
+        self.timer.daemon = True
+
+    def fire(self) -> None:
+        with self.lock:
+            self.fired = True
+            for con in self.connections:
+                try:
+                    con.interrupt()
+                except Exception:  # noqa: BLE001 - closed meanwhile: nothing to stop
+                    pass
+
+    def add(self, con: duckdb.DuckDBPyConnection) -> None:
+        with self.lock:
+            self.connections.append(con)
+            if self.fired:
+                con.interrupt()
+
+
+_BOUND: list[_TimeBound] = []
+
+
+@contextmanager
+def time_bound(seconds: float | None) -> Iterator[None]:
+    """Within the block, every gpudb connection is interrupted ``seconds`` after the block
+    began (None or 0: no bound): DuckDB stops the statement it runs with InterruptException,
+    and :func:`ran_over` says so. A file from elsewhere can hold a table of a billion rows
+    or an object that computes for hours; a command that only reads must end."""
+    if not seconds:
+        yield
+        return
+    bound = _TimeBound(seconds)
+    _BOUND.append(bound)
+    bound.timer.start()
+    try:
+        yield
+    finally:
+        bound.timer.cancel()
+        _BOUND.remove(bound)
+
+
+def doing(what: str) -> None:
+    """What the command reads now ("counting the rows of table run"), for the line
+    :func:`ran_over` prints when the time bound stops it."""
+    for bound in _BOUND:
+        bound.doing = what
+
+
+def ran_over() -> str | None:
+    """The one line saying that the time bound stopped the command and what it was reading,
+    or None when it did not fire."""
+    for bound in _BOUND:
+        if bound.fired:
+            return (f"stopped after {bound.seconds:g} s, the time bound of a command reading a "
+                    f"database (--timeout-s or GPUDB_TIMEOUT_S; 0: none), while "
+                    f"{bound.doing}")
+    return None
 
 
 @dataclass(frozen=True)
@@ -159,7 +251,7 @@ def _open_error(path: str, exc: duckdb.Error) -> GpudbError:
     return GpudbError(f"cannot open {path}: {first_line}")
 
 
-def _applied(con: duckdb.DuckDBPyConnection) -> list[int] | None:
+def _applied(con: duckdb.DuckDBPyConnection, path: str = "the database") -> list[int] | None:
     """Migration versions recorded in the file, or None if it has no migrations table."""
     exists = first_row(con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'gpudb_migration' "
@@ -167,8 +259,26 @@ def _applied(con: duckdb.DuckDBPyConnection) -> list[int] | None:
     ))[0]
     if not exists:
         return None
-    return [row[0] for row in
-            con.execute("SELECT version FROM gpudb_migration ORDER BY version").fetchall()]
+    try:
+        values = [row[0] for row in con.execute("SELECT version FROM gpudb_migration").fetchall()]
+    except duckdb.Error:  # no version column: a table of another shape under gpudb's name
+        values = None
+    return migration_versions(values, f"{path}: table gpudb_migration")
+
+
+def migration_versions(values: list | None, where: str) -> list[int]:
+    """The migration versions a file records (``values``: its gpudb_migration.version
+    column, None when it has none), sorted; a GpudbError of one line when one is not a
+    migration number (NULL, text, a fraction): the file is not one gpudb wrote."""
+    if values is None:
+        raise GpudbError(f"{where} has no version column: not a gpudb database this gpudb "
+                         "can use")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 9999:
+            shown = "NULL" if value is None else repr(value)[:40]
+            raise GpudbError(f"{where} records version {shown}, not a migration number: not "
+                             "a gpudb database this gpudb can use")
+    return sorted(values)
 
 
 def _meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
@@ -299,6 +409,19 @@ def own_views(con: duckdb.DuckDBPyConnection) -> None:
     _apply_views(con, read_only=True)
 
 
+def connection_config() -> dict:
+    """The ``config`` of every gpudb connection (gpudb.connect's and gpudb.engine's alike:
+    DuckDB refuses a second configuration for a file already open): locked down
+    (gpudb.trust.locked_down) with DuckDB's memory limit from $GPUDB_MEMORY_LIMIT (e.g. 4GB;
+    unset: DuckDB's own, 80% of the memory)."""
+    from gpudb import trust  # trust imports this module
+
+    config = dict(trust.locked_down())
+    if os.environ.get("GPUDB_MEMORY_LIMIT"):
+        config["memory_limit"] = os.environ["GPUDB_MEMORY_LIMIT"]
+    return config
+
+
 def connect(path: str | os.PathLike | None = None,
             read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) a gpudb database and return a DuckDB connection.
@@ -319,18 +442,21 @@ def connect(path: str | os.PathLike | None = None,
         raise GpudbError(f"no database at {target} (create it with `gpudb init`)")
     created = target != MEMORY and not os.path.lexists(target)
     try:
-        con = duckdb.connect(target, read_only=read_only, config=dict(trust.locked_down()))
+        con = duckdb.connect(target, read_only=read_only, config=connection_config())
     except duckdb.Error as exc:
         raise _open_error(target, exc) from None
     if created:
         trust.note_created(target)
+    for bound in _BOUND:
+        bound.add(con)
     try:
         # gpudb commands draw their own progress bars; DuckDB's would garble their output.
         con.execute("SET enable_progress_bar = false")
         trust.refuse_in_memory(con, target)
         trust.refuse_shadowing(con, target)
+        trust.refuse_views_for_tables(con, target)
         known = migrations()
-        applied = _applied(con)
+        applied = _applied(con, target)
         if applied is None and not read_only:
             trust.refuse_foreign_duckdb(con, target)
         writer = _meta(con, "gpudb_version") if applied is not None else None

@@ -16,8 +16,7 @@ from duckdb_engine import ConnectionWrapper
 from sqlalchemy import event
 
 from gpudb import udfs
-from gpudb.db import _open_error, connect, default_path, own_views
-from gpudb.trust import locked_down
+from gpudb.db import _open_error, connect, connection_config, default_path, own_views
 
 
 def _register_udfs(dbapi_connection, _record) -> None:
@@ -31,13 +30,13 @@ def engine(path: str | os.PathLike | None = None, read_only: bool = False) -> sq
     connect(target, read_only=read_only).close()  # migrate, or refuse a mismatched file
 
     def open_connection() -> ConnectionWrapper:
-        # Exactly gpudb.connect's configuration (locked down, gpudb.trust.locked_down), not
+        # Exactly gpudb.connect's configuration (db.connection_config: locked down), not
         # duckdb-engine's own connect, which adds a user-agent setting: DuckDB keeps one
         # database instance per file and process and refuses a second configuration, so
         # gpudb.connect and this engine could not be open on one file together.
         try:
             return ConnectionWrapper(duckdb.connect(target, read_only=read_only,
-                                                    config=dict(locked_down())))
+                                                    config=connection_config()))
         except duckdb.Error as exc:
             raise _open_error(target, exc) from None
 

@@ -134,6 +134,10 @@ _COUNTER = re.compile(r"^(gpgpu_n_\w+|gpgpu_stall_shd_mem\[.+\]|gpu_stall_\w+|"
 _AS_PRINTED = ("gpu_ipc", "gpu_tot_sim_cycle", "gpu_tot_sim_insn", "gpu_tot_ipc",
                "gpu_tot_issued_cta")
 _BLOCK_END = "gpgpu_simulation_time"
+_INT64_MAX = 2**63 - 1
+# the most a log or a power report may hold (GPGPU-Sim's largest logs are a few hundred MB;
+# the whole file is read at once)
+MAX_LOG_BYTES = 4 << 30
 
 
 def _number(text: str) -> float | None:
@@ -144,13 +148,15 @@ def _number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _read_lines(path: Path) -> list[str]:
+def _read_lines(path: Path, what: str) -> list[str]:
+    """The lines of a regular file (a FIFO would hang the read, /dev/zero never end)."""
+    from gpudb.trust import read_regular
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        raise LogError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise LogError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        data = read_regular(path, MAX_LOG_BYTES, what)
+    except GpudbError as exc:
+        raise LogError(str(exc)) from None
+    return data.decode("utf-8", errors="replace").splitlines()
 
 
 def is_sim_log(path: Path) -> bool:
@@ -188,7 +194,7 @@ def parse_log(path: str | Path) -> SimLog:
     file without the option dump or clock domains, without a complete launch, or cut off
     inside a launch's statistics block or while a launch was simulated."""
     path = Path(path)
-    lines = _read_lines(path)
+    lines = _read_lines(path, "a GPGPU-Sim or Accel-Sim log")
     simulator = None
     accel = None
     options: dict[str, str] = {}
@@ -281,6 +287,9 @@ def _launch(path: Path, block: dict, raw_prev: dict[str, float],
         if value is None or value < 0 or value != int(value):
             raise LogError(f"{where}: {name} is {'missing' if value is None else value}, "
                            "not a whole number")
+        if value > _INT64_MAX:  # stored as BIGINT
+            raise LogError(f"{where}: {name} is {value:.6g}, more than a 64-bit count holds "
+                           f"({_INT64_MAX})")
     cycles = int(values["gpu_sim_cycle"])
     if cycles <= 0:
         raise LogError(f"{where}: gpu_sim_cycle is {cycles}: a launch takes at least one cycle")
@@ -372,7 +381,7 @@ def parse_power_report(path: str | Path) -> list[PowerEntry]:
                                   current["avg_text"], current.get("max"), current["min"],
                                   current["average"]))
 
-    lines = _read_lines(path)
+    lines = _read_lines(path, "a GPUWattch/AccelWattch power report")
     for number, line in enumerate(lines, 1):
         if line.startswith("kernel_name ="):
             close()

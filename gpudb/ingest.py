@@ -86,6 +86,9 @@ _INT64_MAX = 2**63 - 1
 _INT32_MAX = 2**31 - 1
 
 
+_COLUMNS_PER_QUERY = 64  # columns checked per validation query
+
+
 class IngestError(GpudbError):
     """Bad input file; the message names file, row and column. Nothing was written."""
 
@@ -332,6 +335,41 @@ def _bad_number(column: str, typed: bool) -> str:
     return f"({column} IS NOT NULL AND ({text}{value} IS NULL OR NOT isfinite({value})))"
 
 
+def _count_numbers(con: duckdb.DuckDBPyConnection, table: pa.Table, columns: list[str],
+                   typed: set[str], view: str) -> list[int]:
+    """For each of ``columns`` of ``table`` (positional names), how many values are not a
+    finite number (:func:`_bad_number`) and how many are not NULL, flat: [bad, present, ...].
+
+    In batches of columns, each over a view of its own: one query over a thousand columns
+    takes DuckDB time and memory that grow faster than the columns, and a query over the
+    whole file pays for all of its columns (issue 31: 1,000 columns of 4 rows took 2.3 GB
+    and 11 s). A batch's text columns are checked stacked into one column, so the number
+    pattern is compiled once per batch, not once per column."""
+    counts: dict[str, tuple[int, int]] = {}
+    for start in range(0, len(columns), _COLUMNS_PER_QUERY):
+        batch = columns[start:start + _COLUMNS_PER_QUERY]
+        numbers = [c for c in batch if c in typed]
+        if numbers:
+            con.register(view, table.select(numbers))
+            row = first_row(con.execute("SELECT " + ", ".join(
+                f"count(*) FILTER (WHERE {_bad_number(c, True)}), count({c})"
+                for c in numbers) + f" FROM {view}"))
+            counts.update({c: (row[2 * i], row[2 * i + 1]) for i, c in enumerate(numbers)})
+        text = [c for c in batch if c not in typed]
+        if text:
+            values = pa.chunked_array([chunk.cast(pa.large_string()) for c in text
+                                       for chunk in table.column(c).chunks],
+                                      type=pa.large_string())
+            which = np.repeat(np.arange(len(text), dtype=np.int32), table.num_rows)
+            con.register(view, pa.table({"k": which, "v": values}))
+            for k, bad, present in con.execute(
+                    f"SELECT k, count(*) FILTER (WHERE {_bad_number('v', False)}), count(v) "
+                    f"FROM {view} GROUP BY k").fetchall():
+                counts[text[k]] = (bad, present)
+        con.unregister(view)
+    return [n for c in columns for n in counts[c]]
+
+
 def _check_names(path: Path, mapping: Mapping, names: list[str]) -> None:
     """The file's column names (each once: read_file refuses or numbers repeats) against the
     mapping: every name the mapping lists present, and no empty name that would become a
@@ -401,7 +439,8 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
     table = _normalise(path, lines, full.select([c for c in full.column_names
                                                   if c in mapped or c in candidates]), mapped)
     sql = {c: f"_c{i}" for i, c in enumerate(table.column_names)}
-    con.register(view, table.rename_columns(list(sql.values())).append_column(
+    positional = table.rename_columns(list(sql.values()))
+    con.register(view, positional.append_column(
         ROW, pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64))))
 
     numeric = [m.column for m in mapping.measures().values()]
@@ -418,10 +457,8 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
 
     # Every candidate metric column: numeric in Parquet, or text that parses everywhere.
     to_check = numeric + [c for c in table.column_names if c in candidates]
-    counts = first_row(con.execute("SELECT " + ", ".join(
-        f"count(*) FILTER (WHERE {_bad_number(sql[c], c in typed)}), count({sql[c]})"
-        for c in to_check)
-        + f" FROM {view}"))
+    counts = _count_numbers(con, positional, [sql[c] for c in to_check],
+                            {sql[c] for c in typed}, f"{view}_columns")
     metric_columns, empty_columns = [], []
     for i, column in enumerate(to_check):
         bad, present = counts[2 * i], counts[2 * i + 1]
@@ -471,10 +508,11 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
             raise IngestError(f"{_where(path, lines, hit[0], mapping.n_sm.column)}: {hit[1]!r} "
                               "is not a whole number of SMs")
 
+    kept = set(metric_columns) | set(empty_columns)  # sets: 10,000 columns ask each
     return _Staged(path, "", table, metric_columns, mapping, lines, sql=sql, inputs=inputs,
                    inputs_as_metric=as_metric,
                    text=[c for c in raw.column_names if c in mapping.text or (
-                       c in candidates and c not in metric_columns and c not in empty_columns)],
+                       c in candidates and c not in kept)],
                    empty=empty_columns,
                    ignored=[c for c in raw.column_names if c in mapping.ignore])
 
@@ -809,6 +847,28 @@ def _ensure_reference_rows(con, mapping: Mapping, exp_name: str, now: str) -> No
                       or f"measured data ingested with {mapping.path.name}", created_at=now)
 
 
+# the [gpu] keys that describe the GPU itself: a mapping that names a stored gpu_id must agree
+_GPU_FACTS = ("name", "n_sm", "max_warps_per_sm", "max_ctas_per_sm", "nominal_core_mhz",
+              "nominal_mem_mhz")
+
+
+def _check_stored_gpu(con: duckdb.DuckDBPyConnection, mapping: Mapping) -> None:
+    """A mapping's [gpu] naming a GPU the database holds must say what the database says of
+    it (ingest-log refuses a log whose SM count differs the same way): otherwise one gpu_id
+    would hold runs of two GPUs, e.g. of 40 SMs and of 2."""
+    gpu = mapping.gpu
+    stored = con.execute(f"SELECT {', '.join(_GPU_FACTS)} FROM gpu WHERE gpu_id = ?",
+                         [gpu["gpu_id"]]).fetchall()
+    if not stored:
+        return
+    for key, have in zip(_GPU_FACTS, stored[0], strict=True):
+        given = gpu.get(key)
+        if given is not None and have is not None and given != have:
+            raise IngestError(f"{mapping.path}: [gpu] {key} = {given!r}, but GPU "
+                              f"{gpu['gpu_id']!r} in the database has {key} = {have!r}: "
+                              "name another gpu_id, or the GPU as stored")
+
+
 def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Mapping,
            experiment: str | None = None,
            progress: Callable[[str], None] | None = None,
@@ -830,6 +890,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
     paths = [Path(f) for f in files]
     exp_name = experiment or mapping.experiment or paths[0].stem
     exp_id = experiment_id(exp_name)
+    _check_stored_gpu(con, mapping)
     now = first_row(con.execute("SELECT CAST(now() AS VARCHAR)"))[0]
     reports: list[FileReport] = []
     staged: list[tuple[FileReport, _Staged, str]] = []
@@ -884,11 +945,12 @@ def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str,
     ids = con.sql(f"SELECT run_id, {new} AS _new "
                   f"FROM {stage.runs} ORDER BY _row").to_arrow_table()
     text = [c for c in stage.metric_columns if not _is_number_type(stage.table.schema.field(c))]
+    is_text = set(text)  # a set: a file of 10,000 columns asks 10,000 times
     sql = stage.sql
     parsed = (con.sql("SELECT " + ", ".join(f"CAST({sql[c]} AS DOUBLE) AS {sql[c]}" for c in text)
                       + f" FROM {view} ORDER BY {ROW}").to_arrow_table() if text else None)
     # integers beyond 2**53 lose their last digits as DOUBLE (metric.value), like in SQL
-    values = [pc.cast(parsed.column(sql[c]) if c in text else stage.table.column(c),
+    values = [pc.cast(parsed.column(sql[c]) if c in is_text else stage.table.column(c),
                       pa.float64(), safe=False) for c in stage.metric_columns]
     inputs = [n for n in stage.inputs if n not in stage.inputs_as_metric]
     values += [pa.chunked_array([stage.inputs[n]]) for n in inputs]

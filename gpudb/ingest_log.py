@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,6 +188,27 @@ def _stage(log: SimLog, power: list[PowerEntry] | None, gpu_id: str,
     return runs, intervals, metrics, kernels
 
 
+def _check_finite(runs: list[dict], intervals: list[dict], metrics: list[dict]) -> None:
+    """Every derived quantity finite: time = cycles / clock and energy = power x time
+    overflow to inf from finite inputs (a 1e-300 MHz clock, a 1e308 W power), which the
+    database would store and merge then refuse."""
+    where = {run["run_id"]: run["_where"] for run in runs}
+    for run in runs:
+        for key in ("time_ns", "energy_j"):
+            if run[key] is not None and not math.isfinite(run[key]):
+                raise LogError(f"{run['_where']}: {key} = {run[key]} (from the clocks, "
+                               "cycles and power) is not a finite number")
+    for row in intervals:
+        for key in ("start_ns", "time_ns"):
+            if not math.isfinite(row[key]):
+                raise LogError(f"{where[row['run_id']]}: interval {row['idx']}: {key} = "
+                               f"{row[key]} is not a finite number")
+    for row in metrics:
+        if not math.isfinite(row["value"]):
+            raise LogError(f"{where[row['run_id']]}: {row['name']} = {row['value']} (the "
+                           "launch's own, from the running totals) is not a finite number")
+
+
 def _intervals(launch: Launch, run_id: str, core: float, mem: float) -> list[dict]:
     """Interval rows between the launch's periodic samples, the last closing at its end;
     none for a launch without samples."""
@@ -205,20 +227,20 @@ def _intervals(launch: Launch, run_id: str, core: float, mem: float) -> list[dic
     return rows
 
 
-def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
-                power_report: str | Path | None = None, experiment: str | None = None,
-                gpu_id: str | None = None, suite: str = "gpgpusim") -> list[LogReport]:
-    """Read and check every log (files, or directories searched for logs) and its power
-    report, then store every launch as a run in one transaction (or nothing).
+@dataclass
+class LogsRead:
+    """Every log of a call parsed, with its power report's path and entries (None: none),
+    before any database is opened (:func:`read_logs`)."""
+    logs: list[Path]
+    parsed: list[SimLog]
+    simulators: list[str]
+    power: list[tuple[Path | None, list[PowerEntry] | None]]
 
-    power_report: the GPUWattch/AccelWattch report of the one log given (default: the
-    ``gpgpusim_power_report__*.log`` beside each log; required when the log says power
-    simulation was on). experiment: its name (default: the directory's name when one
-    directory is given, else the first log's file stem).
-    gpu_id: default ``gpgpusim-<SMs>sm``. Logs already ingested (same SHA-256) are skipped.
-    """
-    from gpudb import __version__
 
+def read_logs(paths: list[str | Path], power_report: str | Path | None = None) -> LogsRead:
+    """Find, read and check the logs and their power reports (:func:`ingest_logs`'
+    arguments). Touches no database: the CLI reads first, so a log that is refused, or a
+    command killed while it reads, leaves no new database file behind."""
     logs = find_logs(paths)
     if power_report is not None and len(logs) != 1:
         raise LogError(f"--power-report names the report of one log; {len(logs)} logs given")
@@ -227,6 +249,32 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
     if len(simulators) > 1:
         raise LogError(f"the logs come from {len(simulators)} simulators "
                        f"({'; '.join(simulators)}): ingest each into an experiment of its own")
+    power = []
+    for log in parsed:
+        report_path = _power_report(log, Path(power_report) if power_report else None)
+        power.append((report_path, None if report_path is None else
+                      _match_power(log, report_path, parse_power_report(report_path))))
+    return LogsRead(logs, parsed, simulators, power)
+
+
+def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
+                power_report: str | Path | None = None, experiment: str | None = None,
+                gpu_id: str | None = None, suite: str = "gpgpusim",
+                read: LogsRead | None = None) -> list[LogReport]:
+    """Read and check every log (files, or directories searched for logs) and its power
+    report, then store every launch as a run in one transaction (or nothing).
+
+    power_report: the GPUWattch/AccelWattch report of the one log given (default: the
+    ``gpgpusim_power_report__*.log`` beside each log; required when the log says power
+    simulation was on). experiment: its name (default: the directory's name when one
+    directory is given, else the first log's file stem).
+    gpu_id: default ``gpgpusim-<SMs>sm``. Logs already ingested (same SHA-256) are skipped.
+    read: what :func:`read_logs` returned for these paths (default: read them here).
+    """
+    from gpudb import __version__
+
+    read = read or read_logs(paths, power_report)
+    logs, parsed, simulators = read.logs, read.parsed, read.simulators
     # a directory of several programs' logs is one study: named after it, not its first log
     one_dir = len(paths) == 1 and Path(paths[0]).is_dir()
     exp_name = experiment or (Path(paths[0]).resolve().name if one_dir else logs[0].stem)
@@ -246,17 +294,14 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
     seen: dict[str, Path] = {}
     settings: dict[tuple, tuple[str, str]] = {}
     reports: list[LogReport] = []
-    for log in parsed:
+    for log, (report_path, entries) in zip(parsed, read.power, strict=True):
         report = LogReport(str(log.path), launches=len(log.launches),
                            counters_unwrapped=sum(len(lc.unwrapped) for lc in log.launches),
                            counters_left_out=sum(len(lc.left_out) for lc in log.launches))
         reports.append(report)
         sha = file_sha256(log.path)
-        report_path = _power_report(log, Path(power_report) if power_report else None)
-        entries = None
         if report_path is not None:
             report.power_report = str(report_path)
-            entries = _match_power(log, report_path, parse_power_report(report_path))
         before = first_row(con.execute("SELECT CAST(ingested_at AS DATE) FROM ingest_file "
                                        "WHERE file_sha256 = ?", [sha]))
         if before or sha in seen:
@@ -266,6 +311,7 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
         seen[sha] = log.path
         gid = gpu_id or f"gpgpusim-{log.n_sm}sm"
         runs, intervals, metrics, kernels = _stage(log, entries, gid, suite, exp_id, sha)
+        _check_finite(runs, intervals, metrics)
         for run in runs:
             key = (run["gpu_id"], run["kernel_id"], run["core_mhz"], run["mem_mhz"])
             first_id, first_where = settings.setdefault(key, (run["run_id"], run["_where"]))

@@ -36,6 +36,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import json
+import math
 import re
 import shlex
 import shutil
@@ -438,6 +439,17 @@ def run_once(gpu: Gpu, command: Sequence[str], setting: Setting, repetition: int
         energy = integrate_power(samples.power, end)
     else:
         energy = (after - before) * 1e-3
+    # derived quantities checked before anything is stored: a counter that went back (reset,
+    # wrapped) or a power reading out of range gives an energy no run can hold
+    if not (math.isfinite(energy) and energy >= 0 and end > start
+            and math.isfinite(energy / ((end - start) * 1e-9))):
+        which = "warm-up run" if repetition < 0 else f"repetition {repetition + 1}"
+        source = ("the energy counter" if before is not None
+                  else "the power samples")
+        raise GpudbError(f"{source} gave {energy!r} J over {end - start} ns at core "
+                         f"{setting.core_mhz} MHz, memory {setting.mem_mhz} MHz ({which}), "
+                         "not a finite energy >= 0 over a positive time; this setting is not "
+                         "stored")
     return Measurement(setting, repetition, started, end - start, energy, before is not None,
                        lock_method, samples)
 

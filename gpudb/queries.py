@@ -116,7 +116,10 @@ def get_query(name: str) -> StoredQuery:
 def run_query(con: duckdb.DuckDBPyConnection, name: str,
               values: dict[str, str | None] | None = None) -> tuple[list[str], list[tuple]]:
     """Run a stored query; returns (column names, rows)."""
+    from gpudb.db import doing
+
     sql, params = get_query(name).bind(values or {})
+    doing(f"running stored query {name}")
     try:
         return fetch(con, sql, params)
     except duckdb.Error as exc:

@@ -22,7 +22,7 @@ from gpudb import db, plots
 from gpudb.db import GpudbError
 from gpudb.demo import readable
 from gpudb.evaluate import Table
-from gpudb.output import cell_text, fetch
+from gpudb.output import cell_text, fetch, printable
 from gpudb.queries import get_query, run_query
 
 # The stored analyses a reader looks at after the summary, in this order (others: `gpudb
@@ -71,7 +71,7 @@ def no_nested(text: str) -> str:
 def _table_html(table: Table, caption: str, cut: str = "") -> str:
     """A table with its caption; ``cut``: the line saying what was left out and which command
     prints it (empty when nothing was)."""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    head = "".join(f"<th>{html.escape(cell_text(c))}</th>" for c in table.columns)
     body = []
     for row in table.rows:
         cells = "".join(
@@ -238,7 +238,8 @@ def build(con: duckdb.DuckDBPyConnection, db_path: str | Path, out_dir: str | Pa
                      "</figcaption></figure>")
     if skipped:
         parts.append("<p>Not drawn, no data in this database:</p><ul>" + "".join(
-            f"<li>{html.escape(name)}: {html.escape(why)}</li>" for name, why in skipped)
+            f"<li>{html.escape(name)}: {html.escape(printable(why))}</li>"
+            for name, why in skipped)
             + "</ul>")
     parts.append("<h2>Tables</h2>")
     left_out = []
@@ -256,14 +257,19 @@ def build(con: duckdb.DuckDBPyConnection, db_path: str | Path, out_dir: str | Pa
     page = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>gpudb report: {html.escape(Path(db_path).name)}</title>"
             f"<style>{STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
-    out.mkdir(parents=True, exist_ok=True)
     target = out / "report.html"
-    fd, tmp_page = tempfile.mkstemp(dir=out, prefix=".report.", suffix=".html")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, tmp_page = tempfile.mkstemp(dir=out, prefix=".report.", suffix=".html")
+    except OSError as exc:  # a folder not writable, a full disk
+        raise GpudbError(f"cannot write {target}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(page)
         os.chmod(tmp_page, 0o644)
         os.replace(tmp_page, target)
+    except OSError as exc:
+        raise GpudbError(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:
         if os.path.exists(tmp_page):
             os.remove(tmp_page)

@@ -22,12 +22,14 @@ class Stopped(KeyboardInterrupt):
 
 
 @contextmanager
-def stop_on_signals() -> Iterator[None]:
+def stop_on_signals() -> Iterator[list[int]]:
     """Within the block, SIGTERM and SIGHUP raise Stopped (once) where they would end the
     process, so the command unwinds through its clean-up. A signal ignored (nohup) or handled
-    by the program stays so; signals go to the main thread only."""
+    by the program stays so; signals go to the main thread only. Yields the list of the
+    signal that fired (empty until one does): a Stopped raised inside a DuckDB query reaches
+    the caller as DuckDB's RuntimeError('Query interrupted'), without its signal."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield []
         return
     fired: list[int] = []
 
@@ -41,7 +43,7 @@ def stop_on_signals() -> Iterator[None]:
         if signal.getsignal(sig) is signal.SIG_DFL:
             previous[sig] = signal.signal(sig, stop)
     try:
-        yield
+        yield fired
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

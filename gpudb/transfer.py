@@ -30,7 +30,9 @@ from gpudb.db import (
     GpudbError,
     atomic,
     connect,
+    doing,
     first_row,
+    migration_versions,
     migrations,
     schema_version,
 )
@@ -74,6 +76,7 @@ def export(con: duckdb.DuckDBPyConnection, directory: str | Path) -> dict[str, i
     counts = {}
     try:
         for table in tables:
+            doing(f"exporting table {table}")
             counts[table] = _write_parquet(con, f"SELECT * FROM {_quote(table)}",
                                            staging / f"{table}.parquet")
         os.replace(staging, target)
@@ -141,8 +144,15 @@ def _read_source(source: Path) -> tuple[dict[str, pa.Table], dict[str, int | Non
         if missing:
             raise GpudbError(f"{source} is not a gpudb export (no {missing[0]}.parquet)")
         try:
-            versions = pq.read_table(source / "gpudb_migration.parquet").column("version")
-            newest = max(versions.to_pylist(), default=0)
+            migration = pq.read_table(source / "gpudb_migration.parquet")
+            versions = migration_versions(
+                migration.column("version").to_pylist()
+                if "version" in migration.column_names else None,
+                f"{source}/gpudb_migration.parquet")
+            if not versions:
+                raise GpudbError(f"{source}/gpudb_migration.parquet records no migration: "
+                                 "not a gpudb export")
+            newest = versions[-1]
             if newest > schema_version():
                 raise GpudbError(f"{source} was exported by a newer gpudb (schema {newest}); "
                                  "upgrade gpudb to merge it")
@@ -163,6 +173,7 @@ def _read_source(source: Path) -> tuple[dict[str, pa.Table], dict[str, int | Non
         raise GpudbError(f"no database or export at {source}")
     other = connect(source, read_only=True)
     try:
+        doing(f"reading the tables of {source}")
         tables = {t: other.sql(f"SELECT * FROM {t}").to_arrow_table() for t in TABLES}
         names = [r[0] for r in other.execute(
             "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "

@@ -162,21 +162,66 @@ def remove_created(path: str | os.PathLike) -> bool:
 
 
 @contextmanager
-def no_new_file_on_error(path: str | os.PathLike | None) -> Iterator[None]:
-    """Around a command: when the block raises (an error, not Ctrl-C or an exit with status
-    0), the database file at ``path`` is removed if the block's :func:`connect` created it, so
-    a failed command leaves no new file. None: $GPUDB_DB or ./gpudb.duckdb. A closed output
-    pipe (``gpudb demo | head``) is no failure of the command: what it wrote is kept."""
+def no_new_file_on_error(path: str | os.PathLike | None,
+                         on_interrupt: bool = False) -> Iterator[None]:
+    """Around a command: when the block raises (an error, not an exit with status 0), the
+    database file at ``path`` is removed if the block's :func:`connect` created it, so a
+    failed command leaves no new file. None: $GPUDB_DB or ./gpudb.duckdb. A closed output
+    pipe (``gpudb demo | head``) is no failure of the command: what it wrote is kept.
+    ``on_interrupt``: so does Ctrl-C (or SIGTERM/SIGHUP, as gpudb.stop_signals raises them),
+    for a command that writes all or nothing (a sweep's new file keeps its finished runs)."""
     target = str(path) if path is not None else default_path()
     existed = target == MEMORY or not target.strip() or os.path.lexists(target)
     try:
         yield
     except BrokenPipeError:
         raise
+    except KeyboardInterrupt:
+        if not existed and on_interrupt:
+            remove_created(target)
+        raise
     except Exception as exc:
         if not existed and getattr(exc, "exit_code", 1) != 0:
             remove_created(target)
         raise
+
+
+def read_regular(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
+    """The bytes of the regular file ``path``, ``what`` it should be ("a calibration file
+    (TOML)"), of at most ``max_bytes``. Opened without blocking and checked on the open
+    descriptor, so a FIFO cannot hang the command and /dev/zero cannot fill memory; a
+    directory, device, FIFO, socket, missing, unreadable or larger file is a GpudbError of
+    one line."""
+    from gpudb.mapping import file_kind  # mapping's own reader does the same for mappings
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise GpudbError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise GpudbError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
+                         ) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise GpudbError(f"{path} is {file_kind(info.st_mode)}, not {what}")
+        too_big = GpudbError(f"{path} is larger than {max_bytes:,} bytes, too large for {what}")
+        if info.st_size > max_bytes:
+            raise too_big
+        chunks, size = [], 0
+        while size <= max_bytes:  # a file still growing stops at the limit too
+            block = os.read(fd, max_bytes + 1 - size)
+            if not block:
+                break
+            chunks.append(block)
+            size += len(block)
+        if size > max_bytes:
+            raise too_big
+        return b"".join(chunks)
+    except OSError as exc:
+        raise GpudbError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
 
 
 @cache
@@ -199,30 +244,62 @@ def _system_names() -> frozenset[str]:
 
 
 def refuse_shadowing(con: duckdb.DuckDBPyConnection, target: str) -> None:
-    """Refuse a file whose macros (or views) are named like gpudb's UDFs or DuckDB's own
-    functions, operators or catalog views: DuckDB resolves a name in the file before its own
-    catalog, so a stored ``predict_linear``, ``abs`` or ``+`` would decide what gpudb's views
-    and queries compute. Every name is compared here in Python: a query filtering by name
-    could itself call a replaced function or operator."""
+    """Refuse a file whose macros (in any schema) or views are named like gpudb's UDFs or
+    DuckDB's own functions, operators or catalog views: DuckDB resolves a name in the file
+    before its own catalog, so a stored ``predict_linear``, ``abs`` or ``+`` would decide
+    what gpudb's views and queries compute. Every name is compared here in Python: a query
+    filtering by name could itself call a replaced function or operator."""
     own = file_catalog(con)
     system = _system_names()
     for schema, name, kind in con.execute(
             "SELECT DISTINCT schema_name, function_name, function_type "
             "FROM system.main.duckdb_functions() WHERE database_name = ?", [own]).fetchall():
-        if schema == "main" and name.lower() in system:
+        # in any schema: DuckDB's binder finds a function of another schema too, and then
+        # reports gpudb's own as missing (issue 31: s.predict_linear broke every command)
+        if name.lower() in system:
             what, drop = (("table macro", "DROP MACRO TABLE") if kind == "table_macro" else
                           ("macro", "DROP MACRO") if kind == "macro" else
                           (f"{kind} function", "DROP FUNCTION"))
+            qualified = name if schema == "main" else f"{schema}.{name}"
+            quoted = '"' + schema.replace('"', '""') + '"."' + name.replace('"', '""') + '"'
             raise GpudbError(
-                f"{target} defines its own {what} {name!r}, which would replace "
+                f"{target} defines its own {what} {qualified!r}, which would replace "
                 f"{'gpudb' if _is_udf(name) else 'DuckDB'}'s {name}; refusing to use it "
-                f"(drop it with a plain DuckDB client: {drop} main.\"{name}\")")
+                f"(drop it with a plain DuckDB client: {drop} {quoted})")
     for schema, name in con.execute(
             "SELECT schema_name, view_name FROM system.main.duckdb_views() "
             "WHERE database_name = ?", [own]).fetchall():
         if schema == "main" and name.lower() in system and not _is_udf(name):
             raise GpudbError(f"{target} defines a view {name!r}, which would replace DuckDB's "
                              f"catalog view {name}; refusing to use it")
+
+
+@cache
+def _table_names() -> frozenset[str]:
+    """Lower-cased names of every table gpudb creates (its migrations' CREATE TABLE
+    statements, the bookkeeping tables and the materialised predictions)."""
+    import re
+
+    from gpudb.db import migrations
+    from gpudb.materialize import TABLE as MATERIALIZED
+
+    names = {m.lower() for migration in migrations() for m in re.findall(
+        r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", migration.sql, re.IGNORECASE)}
+    return frozenset(names | {"gpudb_migration", "gpudb_meta", MATERIALIZED.lower()})
+
+
+def refuse_views_for_tables(con: duckdb.DuckDBPyConnection, target: str) -> None:
+    """Refuse a file holding a view where gpudb keeps a table (``run`` as ``SELECT ... FROM
+    rd, range(1e12)``): every command reads gpudb's tables, so such a view would run for as
+    long as it likes (issue 31: `gpudb info` never ended on an 8.6 MB file). Only the
+    catalog is read: nothing the file defines is evaluated."""
+    tables = _table_names()
+    for schema, name in con.execute(
+            "SELECT schema_name, view_name FROM system.main.duckdb_views() "
+            "WHERE database_name = ? AND NOT internal", [file_catalog(con)]).fetchall():
+        if schema == "main" and name.lower() in tables:
+            raise GpudbError(f"{target} holds a view {name!r} where gpudb keeps its table "
+                             f"{name}: not gpudb's data; refusing to use it")
 
 
 def _is_udf(name: str) -> bool:

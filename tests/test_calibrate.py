@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import pytest
 from click.testing import CliRunner
@@ -242,6 +243,23 @@ FILE_ERRORS = [
      "dm_del: unknown key 'sigma' (allowed: fit_residual, n_points, note, residual_unit, unit, "
      "value)"),
     ("dm_del = [\n", "not valid TOML: "),
+    # issue 31: values that make pred_wangchu predict nothing, or break the reader
+    *[(f'l2_lat = {{ value = {v}, unit = "core cycles" }}\n',
+       f"l2_lat: 'value' must be > 0 and at most 1e+09 core cycles, got {shown}")
+      for v, shown in (("0", "0.0"), ("-0.0", "-0.0"), ("-222", "-222.0"),
+                       ("1e10", "10000000000.0"))],
+    ('inst_cycle = { value = inf, unit = "core cycles" }\n',
+     "inst_cycle: 'value' must be a finite number, got inf"),
+    (f'l2_del = {{ value = {"9" * 400}, unit = "core cycles" }}\n',
+     "l2_del: 'value' must be a finite number, got 999999999999"),
+    (f'l2_del = {{ value = {"9" * 400}.0, unit = "core cycles" }}\n',
+     "l2_del: 'value' must be a finite number, got inf"),
+    (f'l2_del = {{ value = {"9" * 5000}, unit = "core cycles" }}\n', "not valid TOML: "),
+    ('l2_lat = { value = 222, unit = "core cycles", n_points = 2147483648 }\n',
+     "l2_lat: 'n_points' must be a whole number from 1 to 2147483647, got 2147483648"),
+    ('l2_lat = { value = 222, unit = "core cycles", fit_residual = -1 }\n',
+     "l2_lat: 'fit_residual' must be >= 0 and at most 1e+09, got -1.0"),
+    ("l2_lat = " + "[" * 3000 + "]" * 3000 + "\n", "not valid TOML: nested too deep"),
 ]
 
 
@@ -254,6 +272,23 @@ def test_from_file_errors_are_one_line_and_write_nothing(tiny_db, tmp_path):
         assert result.exit_code == 1, text
         assert result.output.startswith(f"Error: {cal}: {error}"), result.output
         assert len(result.output.strip().splitlines()) == 1, result.output
+    assert stored(tiny_db, "SELECT count(*) FROM calibration") == [(0,)]
+
+
+def test_from_file_reads_only_a_regular_file(tiny_db, tmp_path):
+    fifo = tmp_path / "cal.fifo"
+    os.mkfifo(fifo)  # no writer: a plain open would wait forever
+    for path, what in ((fifo, "a FIFO"), ("/dev/zero", "a character device")):
+        result = CliRunner().invoke(cli, ["--db", str(tiny_db), "calibrate", "--gpu", "tiny",
+                                          "--from-file", str(path)])
+        assert (result.exit_code, result.output) == (
+            1, f"Error: {path} is {what}, not a calibration file (TOML)\n")
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * (1 << 20) + "\n")
+    result = CliRunner().invoke(cli, ["--db", str(tiny_db), "calibrate", "--gpu", "tiny",
+                                      "--from-file", str(big)])
+    assert result.output == (f"Error: {big} is larger than 1,048,576 bytes, too large for a "
+                             "calibration file (TOML)\n")
     assert stored(tiny_db, "SELECT count(*) FROM calibration") == [(0,)]
 
 

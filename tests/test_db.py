@@ -138,3 +138,28 @@ def test_read_only_file_with_other_view_definitions_gets_this_gpudbs_views(fresh
     plain = duckdb.connect(str(fresh_db), read_only=True)  # the file itself was not written
     assert plain.execute("SELECT * FROM run_summary").fetchall() == [(1,)]
     plain.close()
+
+
+def test_ctrl_c_inside_a_transaction_is_a_keyboard_interrupt_and_writes_nothing(fresh_db):
+    """Issue 31: Ctrl-C while DuckDB runs a statement of a transaction (a sweep's COMMIT)
+    reached the user as a traceback of RuntimeError('Query interrupted'), exit 1; it is the
+    KeyboardInterrupt it was (a sweep then exits 130 keeping its finished runs), and the
+    transaction is rolled back."""
+    import os
+    import signal
+    import threading
+
+    from gpudb.db import atomic
+
+    con = gpudb.connect(fresh_db)
+    try:
+        con.execute("CREATE TABLE scratch (n BIGINT)")
+        timer = threading.Timer(0.5, os.kill, [os.getpid(), signal.SIGINT])
+        timer.start()
+        with pytest.raises(KeyboardInterrupt), atomic(con):
+            con.execute("INSERT INTO scratch VALUES (1)")
+            con.execute("SELECT count(*) FROM range(100000000000)").fetchall()  # minutes
+        timer.join()
+        assert con.execute("SELECT count(*) FROM scratch").fetchall() == [(0,)]
+    finally:
+        con.close()

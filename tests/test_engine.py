@@ -79,3 +79,18 @@ def test_readme_python_snippet_runs_as_printed(tiny_db, tmp_path, monkeypatch, c
     printed = capsys.readouterr().out
     assert "tiny/alpha" in printed and "tiny/beta" in printed
     scope["con"].close()
+
+
+def test_connect_and_engine_together_under_a_memory_limit(tiny_db, monkeypatch):
+    """GPUDB_MEMORY_LIMIT is part of every gpudb connection's configuration, the engine's
+    too: otherwise DuckDB refuses the second configuration for the file already open."""
+    monkeypatch.setenv("GPUDB_MEMORY_LIMIT", "2GB")
+    con = gpudb.connect(tiny_db, read_only=True)
+    eng = gpudb.engine(tiny_db, read_only=True)
+    try:
+        with eng.connect() as sa:
+            assert sa.execute(text("SELECT current_setting('memory_limit')")).scalar() == \
+                con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "1.8 GiB"
+    finally:
+        con.close()
+        eng.dispose()

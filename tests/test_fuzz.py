@@ -696,6 +696,26 @@ MUTATIONS = [
     # input_hash is nullable, as in an older export: merging runs without it may succeed
     ("run_column_dropped", ["DROP VIEW IF EXISTS run_summary CASCADE",
                             "ALTER TABLE run DROP COLUMN input_hash"], True, True),
+    # issue 31: what a teammate's file did to the terminal, to gpudb's functions and to time
+    ("escape_names", ['CREATE VIEW "z\x1b[2K\x1b[1Gnothing" AS SELECT 1 AS one',
+                      "UPDATE kernel SET category = 'x\x1b]0;title\x07\x9b\u202e'"],
+     True, True),
+    ("macro_other_schema", ["CREATE SCHEMA other",
+                            "CREATE MACRO other.predict_linear(a, b, c, d) AS 0"], False, False),
+    ("view_for_table", ["CREATE TABLE rd AS SELECT * FROM run",
+                        "CREATE TABLE i2 AS SELECT * FROM interval",
+                        "CREATE TABLE m2 AS SELECT * FROM metric", "DROP TABLE metric",
+                        "DROP TABLE interval", "DROP TABLE run",
+                        "ALTER TABLE i2 RENAME TO interval", "ALTER TABLE m2 RENAME TO metric",
+                        "CREATE VIEW run AS SELECT rd.* FROM rd, range(1000000000000)"],
+     False, False),
+    *[(f"migration_{what}", ["CREATE TABLE m AS SELECT * REPLACE (CAST(version AS TEXT) AS "
+                             "version) FROM gpudb_migration", "DROP TABLE gpudb_migration",
+                             "ALTER TABLE m RENAME TO gpudb_migration", change], False, False)
+      for what, change in (
+          ("null_version", "INSERT INTO gpudb_migration VALUES (NULL, 'x', now(), 'y')"),
+          ("text_version", "INSERT INTO gpudb_migration VALUES ('one', 'x', now(), 'y')"),
+          ("no_version", "ALTER TABLE gpudb_migration DROP COLUMN version"))],
 ]
 
 
@@ -713,6 +733,8 @@ def make_duckdb(rng: random.Random, directory: Path, index: int, good: Path) -> 
     kind = rng.choice(["garbage"] * 3 + ["empty", "text", "other_format", "duck_header"]
                       + ["truncated"] * 3 + ["flipped"] * 2 + ["block"] * 2
                       + ["plain"] * 2 + ["mutated"] * 2 + ["wal_garbage", "export_dir"])
+    if index < len(MUTATIONS):  # every mutation at least once, whatever the draw
+        kind = "mutated"
     data = good.read_bytes() if kind in ("duck_header", "truncated", "flipped", "block") else b""
     if kind == "garbage":
         path.write_bytes(rng.randbytes(rng.choice([1, 12, 100, 4096, 12288, 300_000])))
@@ -752,7 +774,8 @@ def make_duckdb(rng: random.Random, directory: Path, index: int, good: Path) -> 
         con.close()
         return DbCase(f"plain:{'; '.join(statements)[:60] or 'empty'}", path)
     elif kind == "mutated":
-        label, statements, read_ok, merge_ok = rng.choice(MUTATIONS)
+        label, statements, read_ok, merge_ok = (MUTATIONS[index] if index < len(MUTATIONS)
+                                                else rng.choice(MUTATIONS))
         shutil.copyfile(good, path)
         con = duckdb.connect(str(path))
         for statement in statements:
@@ -790,7 +813,7 @@ def folder_state(directory: Path) -> dict[str, str]:
 
 @dataclass
 class Outcome:
-    status: str  # refused, accepted, traceback, hang, not_one_line
+    status: str  # refused, accepted, traceback, hang, not_one_line, control_characters
     text: str
 
 
@@ -807,6 +830,12 @@ def api_ingest(con, data: Path, mapping: Path) -> Outcome:
     return Outcome("accepted", "")
 
 
+def control_characters(text: str) -> bool:
+    """C0/C1 controls (but line breaks and tabs), DEL or bidi overrides in CLI output."""
+    return any((ord(c) < 0x20 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f
+               or 0x202a <= ord(c) <= 0x202e for c in text)
+
+
 def cli_run(args: list[str]) -> Outcome:
     try:
         with deadline(CASE_TIMEOUT_S):
@@ -817,6 +846,8 @@ def cli_run(args: list[str]) -> Outcome:
         return Outcome("traceback", "".join(traceback.format_exception(
             result.exception, limit=-4)))
     lines = result.output.strip().splitlines()
+    if control_characters(result.output):  # issue 31: a file wrote to the terminal
+        return Outcome("control_characters", repr(result.output[-600:]))
     if result.exit_code == 0:
         return Outcome("accepted", result.output[-300:])
     if len(lines) == 1 and lines[0].startswith("Error: ") and result.exit_code in (1, 2):
@@ -838,6 +869,8 @@ def subprocess_cli(args: list[str]) -> Outcome:
         return Outcome("hang", f"no answer within {SUBPROCESS_TIMEOUT_S} s")
     if "Traceback" in proc.stderr:
         return Outcome("traceback", proc.stderr[-1500:])
+    if control_characters(proc.stdout + proc.stderr):
+        return Outcome("control_characters", repr((proc.stdout + proc.stderr)[-600:]))
     if proc.returncode == 0:
         return Outcome("accepted", proc.stdout[-300:])
     lines = (proc.stdout + proc.stderr).strip().splitlines()
@@ -886,7 +919,7 @@ class Fuzz:
             self.allowed_successes[kind] = self.allowed_successes.get(kind, 0) + 1
         if outcome.status == "accepted" and not may_succeed:
             problem = "accepted a malformed input"
-        elif outcome.status in ("traceback", "hang", "not_one_line"):
+        elif outcome.status in ("traceback", "hang", "not_one_line", "control_characters"):
             problem = outcome.status
         elif outcome.status == "refused" and ("\n" in outcome.text or not outcome.text.strip()):
             problem = "refusal is not one line"
@@ -982,6 +1015,13 @@ def special_cases(tmp: Path, target: Path, mapping: Path, data: Path) -> list[tu
         ("merge source FIFO", [*db, "merge", str(fifo_db)], True),
         ("merge source /dev/zero", [*db, "merge", "/dev/zero"], True),
         ("merge source SQLite file", [*db, "merge", str(sqlite_file)], True),
+        # issue 31: calibration files and simulator logs are regular files too
+        ("calibration FIFO", [*db, "calibrate", "--gpu", "tiny", "--from-file",
+                              str(fifo_toml)], True),
+        ("calibration /dev/zero", [*db, "calibrate", "--gpu", "tiny", "--from-file",
+                                   "/dev/zero"], True),
+        ("log FIFO", [*db, "ingest-log", str(fifo_csv)], True),
+        ("log /dev/zero", [*db, "ingest-log", "/dev/zero"], True),
     ]
 
 

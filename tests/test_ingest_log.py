@@ -205,6 +205,46 @@ def test_help_has_an_example():
     assert result.exit_code == 0 and "Example:" in result.output
 
 
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_values_that_overflow_are_refused_in_one_line(logs, some_db, tmp_path):
+    """Issue 31: finite inputs whose derived quantities are not (energy = power x time = inf,
+    time = cycles / a 1e-300 MHz clock = inf), counters past a BIGINT, and files that are no
+    regular file: each one line, nothing written."""
+    out = _copy(logs, PEBENCH, tmp_path)
+    report = next(out.parent.glob("gpgpusim_power_report__*"))
+    _edit(report, "gpu_avg_power = 59.6391", "gpu_avg_power = 1e308")
+    _refused(some_db, [out], "launch 1 (_Z7pebenchPjS_) of ")
+    _refused(some_db, [out], "energy_j = inf (from the clocks, cycles and power) is not a "
+                             "finite number")
+    _edit(report, "gpu_avg_power = 1e308", "gpu_avg_power = 59.6391")
+    _edit(out, "-gpgpu_clock_domains 600.0:1200.0", "-gpgpu_clock_domains 1e-300:1200.0")
+    _refused(some_db, [out], "energy_j = inf (from the clocks")  # time 4e307 ns, x 59.6 W
+    _edit(out, "-gpgpu_clock_domains 1e-300:1200.0", "-gpgpu_clock_domains 1e-310:1200.0")
+    _refused(some_db, [out], "time_ns = inf (from the clocks, cycles and power)")
+    _edit(out, "-gpgpu_clock_domains 1e-310:1200.0", "-gpgpu_clock_domains 600.0:1200.0")
+    _edit(out, "gpu_sim_cycle = 39690", "gpu_sim_cycle = 9223372036854775808")
+    _refused(some_db, [out], "gpu_sim_cycle is 9.22337e+18, more than a 64-bit count holds")
+    _edit(out, "gpu_sim_cycle = 9223372036854775808", "gpu_sim_cycle = 39690")
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)  # no writer: a plain open would wait forever
+    _refused(some_db, [out, "--power-report", fifo], f"{fifo} is a FIFO, not a "
+                                                     "GPUWattch/AccelWattch power report")
+    _refused(some_db, [out, "--power-report", "/dev/zero"], "/dev/zero is a character "
+                                                            "device, not a GPUWattch")
+    _refused(some_db, [fifo], f"{fifo}: not a regular file")
+    (tmp_path / "beside").mkdir()
+    beside = _copy(logs, PEBENCH, tmp_path / "beside", power=False)
+    os.mkfifo(beside.parent / "gpgpusim_power_report__fifo.log")  # found beside the log
+    _refused(some_db, [beside], "gpgpusim_power_report__fifo.log is a FIFO, not a "
+                                "GPUWattch/AccelWattch power report")
+    assert _run(some_db, out).exit_code == 0  # the file as it was: accepted
+
+
 @pytest.mark.parametrize("launch1, launch2, stored2, said", [
     # a signed 32-bit counter past 2^31 - 1 prints negative: launch 2's true running total is
     # 2147483000 + 922550 = 2148405550, printed as 2148405550 - 2^32
@@ -252,3 +292,15 @@ def test_a_directory_of_logs_is_one_experiment_named_after_it(logs, fresh_db, tm
                            "USING (experiment_id) GROUP BY ALL").fetchall() == [("mystudy", 3)]
     finally:
         con.close()
+
+
+def test_the_logs_are_read_before_the_database_is_opened(logs, tmp_path):
+    """Issue 31 item 5: a command killed while it reads leaves no new database file (and a
+    refused log none either): ingest-log reads and checks every log and power report before
+    it opens --db. Shown with a --db that cannot be opened: the log's error comes first."""
+    out = _copy(logs, PEBENCH, tmp_path, power=False)
+    target = tmp_path / "no-such-folder" / "new.duckdb"
+    result = CliRunner().invoke(cli, ["--db", str(target), "ingest-log", str(out)])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {out}: GPUWattch was on"), result.output
+    assert not target.parent.exists()

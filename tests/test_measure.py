@@ -262,6 +262,34 @@ def test_a_failing_command_restores_the_clocks_and_keeps_the_completed_settings(
     assert gpu.clocks == (1410.0, 1215.0)
 
 
+class BackwardCounterGpu(FakeGpu):
+    """A GPU whose energy counter goes back at the second setting (a reset or wrap)."""
+
+    reads_at_705 = 0
+
+    def energy_mj(self):
+        value = super().energy_mj()
+        if self.clocks[0] == 705:
+            self.reads_at_705 += 1
+            if self.reads_at_705 == 2:  # the read after the command: below the one before
+                return value - 10**6
+        return value
+
+
+def test_an_energy_no_run_can_hold_is_refused_and_the_completed_settings_kept(con):
+    """Issue 31 item 4: the counter difference is checked before it is stored (a negative
+    energy used to reach the database's CHECK, or the average power a division by 0)."""
+    gpu = BackwardCounterGpu()
+    with pytest.raises(GpudbError) as exc:
+        m.measure(con, gpu, SLEEP, m.plan(*GRID, SUPPORTED, gpu.name), 1, target())
+    assert "the energy counter gave -" in str(exc.value)
+    assert "J over" in str(exc.value) and str(exc.value).endswith(
+        "ns at core 705 MHz, memory 1215 MHz (repetition 1), not a finite energy >= 0 over a "
+        "positive time; this setting is not stored")
+    assert [(r[0], r[1]) for r in runs(con)] == [(1380, 1215)]
+    assert gpu.clocks == (1410.0, 1215.0)
+
+
 @pytest.fixture
 def ctrl_c_raises():
     """Ctrl-C raising KeyboardInterrupt, as in a terminal: a shell starts a background job

@@ -273,3 +273,45 @@ def test_first_error_is_the_cause_not_the_aborted_transaction():
             ) from None
     except duckdb.Error as exc:
         assert str(_first_error(exc)) == "Constraint Error: the cause"
+
+
+def test_a_migration_table_of_another_shape_is_one_line(lab, tmp_path):
+    """Issue 31: a gpudb_migration with a NULL or text version, without its version column
+    or with no row made every command (a file) or merge (an export) a traceback."""
+    exports = []
+    for rows in ([{"version": "one", "name": "init", "applied_at": None, "gpudb_version": "x"}],
+                 [{"name": "init"}], []):
+        out = copy(lab, "export", tmp_path)
+        pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(
+            [(k, pa.string()) for k in (rows[0] if rows else {"version": 0})])),
+            out / "gpudb_migration.parquet")
+        exports.append(out)
+    target = copy(lab, "empty", tmp_path)
+    messages = refusals(target, exports)
+    assert messages[0] == (f"{exports[0]}/gpudb_migration.parquet records version 'one', not a "
+                           "migration number: not a gpudb database this gpudb can use")
+    assert messages[1].endswith("gpudb_migration.parquet has no version column: not a gpudb "
+                                "database this gpudb can use")
+    assert messages[2].endswith("gpudb_migration.parquet records no migration: not a gpudb "
+                                "export")
+    assert row_counts(target) == lab["empty_counts"]
+    for change in ("INSERT INTO gpudb_migration VALUES (NULL, 'x', now(), 'y')",
+                   "INSERT INTO gpudb_migration VALUES ('2x', 'x', now(), 'y')",
+                   "ALTER TABLE gpudb_migration DROP COLUMN version"):
+        path = copy(lab, "source", tmp_path)
+        con = duckdb.connect(str(path))  # the table without its key, as a hostile file has it
+        con.execute("CREATE TABLE m AS SELECT * REPLACE (CAST(version AS TEXT) AS version) "
+                    "FROM gpudb_migration; DROP TABLE gpudb_migration; "
+                    "ALTER TABLE m RENAME TO gpudb_migration")
+        con.execute(change)
+        con.close()
+        before = hashlib.sha256(path.read_bytes()).hexdigest()
+        for args in (("info",), ("query", "mape_by_predictor"), ("init",)):
+            result = CliRunner().invoke(cli, ["--db", str(path), *args])
+            assert result.exit_code == 1, result.output
+            assert result.output.startswith(f"Error: {path}: table gpudb_migration "), \
+                result.output
+            assert len(result.output.splitlines()) == 1
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+        merged = refusals(target, [path])[0]
+        assert "gpudb_migration" in merged and "not a gpudb database" in merged, merged

@@ -260,6 +260,36 @@ def test_plot_without_matplotlib_says_how_to_install_it(query_db, tmp_path, monk
     assert not (tmp_path / "f.png").exists()
 
 
+def test_kernel_names_from_a_file_are_drawn_as_text(fresh_db, tiny_files, tmp_path):
+    """Issue 31: a kernel named ``$\\frac{$`` (matplotlib mathtext) stopped plot and report
+    with a traceback; one with control characters is drawn escaped. Both are drawn as the
+    characters they hold, and an output path that cannot be written is one line."""
+    csv_path, mapping = tiny_files
+    csv_path.write_text(csv_path.read_text().replace("alpha", "$\\frac{$")
+                        .replace("beta", "b\x1b[2Kz"))
+    assert invoke("--db", fresh_db, "ingest", csv_path, "--mapping", mapping).exit_code == 0
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        data = plots.get("mape_by_kernel").data(*plots.fetch_results(
+            con, plots.get("mape_by_kernel"), {}))
+    finally:
+        con.close()
+    assert "tiny/$\\frac{$" in data.kernels and "tiny/b\\x1b[2Kz" in data.kernels
+    drawn = invoke("--db", fresh_db, "plot", "mape_by_kernel", "--out", tmp_path / "k.svg")
+    assert drawn.exit_code == 0, drawn.output
+    svg = (tmp_path / "k.svg").read_text()
+    assert "\x1b" not in svg
+    report = invoke("--db", fresh_db, "report", "--out", tmp_path / "report")
+    assert report.exit_code == 0, report.output
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert "\x1b" not in page and "mape_by_kernel</b>" in page  # the figure drawn
+    for args in (("plot", "mape_by_kernel", "--out", "/proc/k.png"),
+                 ("report", "--out", "/dev/null/report")):
+        refused = invoke("--db", fresh_db, *args)
+        assert refused.exit_code == 1 and refused.output.count("\n") == 1, refused.output
+        assert refused.output.startswith(f"Error: cannot write {args[-1]}"), refused.output
+
+
 # --- robust axes, titles that name what they show, one time axis (issue 30 item 6) ---
 
 def test_robust_limits_cut_an_outlier_and_mark_it_with_its_value():

@@ -363,3 +363,151 @@ def test_a_failed_command_creates_no_new_file(tmp_path, tiny_files):
     assert good.exists()  # a command that succeeds keeps the file it created
     one_line_error(invoke("--db", good, "sql", "SELEC 1"))
     assert good.exists()  # and one that fails never removes a file it did not create
+
+
+# --- issue 31: a teammate's file, round three ---------------------------------------------------
+
+# a view name that, printed raw, clears the line and rewrites it as the all-clear
+CLEARING = "z\x1b[2K\x1b[1Gnot gpudb's: nothing (only gpudb's own tables and views)"
+# a category that, printed raw, sets the terminal's title and blanks the row
+TITLING = "memory\x1b]0;pwned\x07\x1b[2K\r\u202e\x9b"
+
+
+def control_characters(text: str) -> list[str]:
+    """The C0/C1 controls (but line breaks and tabs), DEL and bidi overrides in ``text``."""
+    return sorted({c for c in text if (ord(c) < 0x20 and c not in "\n\t")
+                   or 0x7f <= ord(c) <= 0x9f or c in "\u202a\u202b\u202c\u202d\u202e"})
+
+
+def test_strings_from_the_file_reach_the_terminal_escaped(tiny, tmp_path):
+    plain_edit(tiny, f"CREATE VIEW \"{CLEARING}\" AS SELECT 1 AS one",
+               f"UPDATE kernel SET category = '{TITLING}'",
+               "INSERT INTO experiment SELECT * REPLACE ('e31' AS experiment_id, "
+               "'tiny\x1b[31m' AS name) FROM experiment")
+    listed = invoke("--db", tiny, "info")
+    assert listed.exit_code == 0, listed.output
+    assert not control_characters(listed.output), listed.output
+    line = next(s for s in listed.output.splitlines() if s.startswith("not gpudb's:"))
+    assert line == "not gpudb's:   view z\\x1b[2K\\x1b[1Gnot gpudb's: nothing (only gpudb's " \
+                   "own tables and views)"
+    assert "tiny\\x1b[31m" in listed.output  # the experiment's name, in the table
+    for fmt in ("table", "csv", "markdown", "json"):
+        shown = invoke("--db", tiny, "evaluate", "accuracy", "--gpu", "tiny", "--format", fmt)
+        assert shown.exit_code == 0, shown.output
+        assert not control_characters(shown.output), (fmt, shown.output)
+    table = invoke("--db", tiny, "query", "mape_by_kernel", "-p", "gpu_id", "tiny").output
+    assert not control_characters(table)
+    assert "memory\\x1b]0;pwned\\x07\\x1b[2K \\u202e\\x9b" in table  # \r: a line break
+    # an error line naming the file's object
+    refused = invoke("--db", tiny, "sql", f"SELECT * FROM \"{CLEARING}x\"")
+    assert not control_characters(refused.output) and "\\x1b[2K" in one_line_error(refused)
+
+
+@pytest.mark.parametrize("macro", ["predict_linear(a, b, c, d) AS 0", "abs(x) AS 0",
+                                   "read_csv(x) AS TABLE SELECT 1"])
+def test_a_macro_in_another_schema_named_like_a_function_is_refused(tiny, tmp_path, macro):
+    name = macro.split("(", 1)[0]
+    plain_edit(tiny, "CREATE SCHEMA other", f"CREATE MACRO other.{macro}")
+    before = hashlib.sha256(tiny.read_bytes()).hexdigest()
+    for args in [("info",), ("materialize",), ("query", "mape_by_predictor"),
+                 ("sql", "SELECT 1")]:
+        line = one_line_error(invoke("--db", tiny, *args))
+        assert f"defines its own" in line and f"'other.{name}'" in line, (args, line)
+        assert f'DROP MACRO{" TABLE" if "TABLE" in macro else ""} "other"."{name}"' in line
+    assert hashlib.sha256(tiny.read_bytes()).hexdigest() == before
+
+
+def test_other_schemas_of_the_file_leave_gpudbs_functions_registered(tiny, tmp_path):
+    clean = shutil.copy(tiny, tmp_path / "clean.duckdb")
+    plain_edit(tiny, "CREATE SCHEMA other", "CREATE MACRO other.mine(x) AS x + 1",
+               "CREATE TABLE other.notes (n INTEGER)")
+    for args in [("materialize",), ("sql", "SELECT predict_linear(31, 20, 2, 1) AS t"),
+                 ("query", "mape_by_predictor")]:
+        done, expected = invoke("--db", tiny, *args), invoke("--db", clean, *args)
+        assert done.exit_code == 0 and done.output == expected.output, (args, done.output)
+    line = next(s for s in invoke("--db", tiny, "info").output.splitlines()
+                if s.startswith("not gpudb's:"))
+    assert all(item in line for item in ("schema other", "macro other.mine", "table other.notes"))
+
+
+def test_a_view_where_gpudb_keeps_a_table_is_refused_without_running_it(tiny, tmp_path):
+    """Issue 31: ``run`` replaced by a view over range(1e12) kept `gpudb info` (and query,
+    evaluate, plot, report, merge) running for minutes; the catalog says what it is, so the
+    file is refused in one line before anything reads it."""
+    import time
+
+    plain_edit(tiny, "CREATE TABLE rd AS SELECT * FROM run",
+               "CREATE TABLE i2 AS SELECT * FROM interval",
+               "CREATE TABLE m2 AS SELECT * FROM metric",
+               "DROP TABLE metric", "DROP TABLE interval", "DROP TABLE run",
+               "ALTER TABLE i2 RENAME TO interval", "ALTER TABLE m2 RENAME TO metric",
+               "CREATE VIEW run AS SELECT rd.* FROM rd, range(1000000000000)")
+    expected = (f"Error: {tiny} holds a view 'run' where gpudb keeps its table run: not "
+                "gpudb's data; refusing to use it")
+    for args in [("info",), ("query", "mape_by_predictor"), ("report", "--out", tmp_path / "r"),
+                 ("evaluate", "accuracy", "--gpu", "tiny"), ("export", tmp_path / "e")]:
+        started = time.perf_counter()
+        result = invoke("--db", tiny, *args)
+        assert time.perf_counter() - started < 10, args
+        assert one_line_error(result) == expected, args
+    merged = invoke("--db", tmp_path / "new.duckdb", "merge", tiny)
+    assert one_line_error(merged) == expected
+    assert not (tmp_path / "new.duckdb").exists() and not (tmp_path / "r").exists()
+    assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize("signum, code, said", [
+    (15, 143, "interrupted (SIGTERM): nothing written"), (2, 1, "Aborted!")])
+def test_an_interrupted_ingest_into_a_new_file_leaves_no_file(tmp_path, tiny_files, signum,
+                                                               code, said):
+    """Issue 31: SIGTERM (or Ctrl-C) to `gpudb ingest` into a new file left an empty
+    database and its WAL; an ingest writes all or nothing, so the new file goes too."""
+    import signal
+    import time
+
+    csv_path, mapping = tiny_files
+    rows = "".join(f"k{k},{c},800,{1 + k % 7},{100 + k % 13},0.5\n"
+                   for k in range(100_000) for c in (500, 1000))  # ingest takes ~5 s
+    csv_path.write_text(TINY_CSV.splitlines()[0] + "\n" + rows)
+    target = tmp_path / "new.duckdb"
+    proc = subprocess.Popen([sys.executable, "-m", "gpudb.cli", "--db", str(target), "ingest",
+                             str(csv_path), "--mapping", str(mapping)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not target.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.5)  # inside the ingest, past the file's creation and migration
+    proc.send_signal(signal.Signals(signum))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, (out, err)
+    assert err.strip().splitlines()[-1] == said and out == ""
+    assert glob.glob(f"{target}*") == []
+
+
+def test_a_command_reading_the_file_stops_at_its_time_bound(tiny, monkeypatch):
+    """Issue 31 item 2: a command that only reads a file ends within --timeout-s (env
+    GPUDB_TIMEOUT_S), saying in one line what it was reading; the file's slow view itself is
+    never evaluated by info."""
+    import time
+
+    plain_edit(tiny, "CREATE VIEW slow AS SELECT count(*) AS n FROM range(1000000000000)")
+    started = time.perf_counter()
+    listed = invoke("--db", tiny, "--timeout-s", "5", "info")
+    assert listed.exit_code == 0 and "not gpudb's:   view slow" in listed.output
+    stopped = invoke("--db", tiny, "--timeout-s", "1", "sql", "SELECT * FROM slow")
+    assert one_line_error(stopped) == (
+        "Error: stopped after 1 s, the time bound of a command reading a database "
+        "(--timeout-s or GPUDB_TIMEOUT_S; 0: none), while running the SQL given")
+    monkeypatch.setenv("GPUDB_TIMEOUT_S", "0.5")
+    stopped = invoke("--db", tiny, "sql", "SELECT * FROM slow")
+    assert "stopped after 0.5 s" in one_line_error(stopped)
+    assert time.perf_counter() - started < 15
+
+
+def test_duckdbs_memory_limit_comes_from_the_environment(tiny, monkeypatch):
+    monkeypatch.setenv("GPUDB_MEMORY_LIMIT", "2GB")
+    shown = invoke("--db", tiny, "sql", "SELECT current_setting('memory_limit') AS m")
+    assert shown.exit_code == 0 and "1.8 GiB" in shown.output, shown.output
+    monkeypatch.setenv("GPUDB_MEMORY_LIMIT", "lots")
+    assert one_line_error(invoke("--db", tiny, "info")) == (
+        f"Error: cannot open {tiny}: Parser Error: Memory must have a number (e.g. 1GB)")

@@ -99,6 +99,7 @@ def fetch_results(con: duckdb.DuckDBPyConnection, plot: Plot,
     """Run the plot's queries with the parameters they take; returns the results and every
     parameter's value (options and defaults filled in). An unknown parameter or a value
     outside an option's choices is an error naming what is allowed."""
+    from gpudb.output import printable
     from gpudb.queries import get_query, resolve_names, run_query
 
     accepted = parameters(plot)
@@ -115,8 +116,10 @@ def fetch_results(con: duckdb.DuckDBPyConnection, plot: Plot,
     results = {}
     for name in plot.queries:
         query = get_query(name)
-        results[name] = Result(*run_query(
-            con, name, {p: values[p] for p in query.params if p in values}))
+        columns, rows = run_query(con, name, {p: values[p] for p in query.params if p in values})
+        # every string from the file drawn escaped (gpudb.output.printable), like a table cell
+        results[name] = Result(columns, [tuple(printable(v) if isinstance(v, str) else v
+                                               for v in row) for row in rows])
     if not results[plot.queries[0]].rows:
         raise GpudbError(f"plot {plot.name}: query {plot.queries[0]} has no rows with these "
                          f"parameters ({plot.empty})")
@@ -149,17 +152,24 @@ def render(con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, str],
     path = check_out(out)
     plot = get(name)
     Figure, FigureCanvasAgg = matplotlib_canvas()  # before the queries: a missing extra fails fast
+    import matplotlib
     results, values = fetch_results(con, plot, params)
     data = plot.data(results, values)
-    figure = Figure(figsize=plot.size, layout="constrained")
-    FigureCanvasAgg(figure)
-    plot.draw(figure, data)
-    # beside the target (one file system, so the replace is atomic), with the usual mode
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
-    try:
-        figure.savefig(tmp, dpi=dpi, format=path.suffix[1:].lower())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    # kernel names, categories and policies come from the file: shown as the characters they
+    # hold, so "$" starts no mathtext ("$\frac{$" would stop matplotlib); tick labels are
+    # made while saving, so the setting holds until then
+    with matplotlib.rc_context({"text.parse_math": False}):
+        figure = Figure(figsize=plot.size, layout="constrained")
+        FigureCanvasAgg(figure)
+        plot.draw(figure, data)
+        # beside the target (one file system, so the replace is atomic), with the usual mode
+        tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+        try:
+            figure.savefig(tmp, dpi=dpi, format=path.suffix[1:].lower())
+            os.replace(tmp, path)
+        except OSError as exc:  # a folder not writable, a full disk
+            raise GpudbError(f"cannot write {path}: {exc.strerror or exc}") from None
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
     return path

@@ -412,7 +412,7 @@ def test_a_macro_in_another_schema_named_like_a_function_is_refused(tiny, tmp_pa
     for args in [("info",), ("materialize",), ("query", "mape_by_predictor"),
                  ("sql", "SELECT 1")]:
         line = one_line_error(invoke("--db", tiny, *args))
-        assert f"defines its own" in line and f"'other.{name}'" in line, (args, line)
+        assert "defines its own" in line and f"'other.{name}'" in line, (args, line)
         assert f'DROP MACRO{" TABLE" if "TABLE" in macro else ""} "other"."{name}"' in line
     assert hashlib.sha256(tiny.read_bytes()).hexdigest() == before
 

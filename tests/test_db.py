@@ -152,6 +152,9 @@ def test_ctrl_c_inside_a_transaction_is_a_keyboard_interrupt_and_writes_nothing(
     from gpudb.db import atomic
 
     con = gpudb.connect(fresh_db)
+    # A shell's background job (CI's may be one) starts with SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler: install it for this test, as a terminal has it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         con.execute("CREATE TABLE scratch (n BIGINT)")
         timer = threading.Timer(0.5, os.kill, [os.getpid(), signal.SIGINT])
@@ -162,4 +165,5 @@ def test_ctrl_c_inside_a_transaction_is_a_keyboard_interrupt_and_writes_nothing(
         timer.join()
         assert con.execute("SELECT count(*) FROM scratch").fetchall() == [(0,)]
     finally:
+        signal.signal(signal.SIGINT, previous)
         con.close()

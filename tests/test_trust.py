@@ -470,9 +470,12 @@ def test_an_interrupted_ingest_into_a_new_file_leaves_no_file(tmp_path, tiny_fil
                    for k in range(100_000) for c in (500, 1000))  # ingest takes ~5 s
     csv_path.write_text(TINY_CSV.splitlines()[0] + "\n" + rows)
     target = tmp_path / "new.duckdb"
+    # SIGINT back to its default in the child: under a shell's background job (CI's may be
+    # one) it starts ignored, and Python would install no KeyboardInterrupt handler
     proc = subprocess.Popen([sys.executable, "-m", "gpudb.cli", "--db", str(target), "ingest",
                              str(csv_path), "--mapping", str(mapping)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 30
     while not target.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -58,7 +58,7 @@ def printable(text, keep: str = "") -> str:
     control or otherwise invisible character is written as Python writes it in a string
     literal (ESC as \\x1b, U+202E as \\u202e), so a name or value from a file can neither
     move the cursor, clear a line, set the terminal's title nor reorder what is shown. The one
-    path for every string from a file (DESIGN.md section 8); ``keep``: characters left as they
+    path for every string from a file (docs/DESIGN.md section 8); ``keep``: characters left as they
     are (the CLI's own line breaks). Backslashes are left alone: this is for showing, not
     for parsing back."""
     text = text if isinstance(text, str) else str(text)

@@ -366,6 +366,7 @@ def ingest(obj: Context, files, mapping_path, experiment, suite):
 
     Example:
 
+    \b
         gpudb ingest v100-dvfs-real-profile.csv \\
             --mapping fixtures/mappings/v100-profile.toml
     """
@@ -605,7 +606,8 @@ def _mean(values: list[float]) -> float:
 @click.option("--seed", "seeds", multiple=True, callback=_seeds, metavar="LIST",
               help="Random seeds, e.g. 0,1,2: the grid is simulated once per seed "
                    "(default 0).")
-@click.option("--jobs", default=os.cpu_count() or 1, show_default=True, type=click.IntRange(1),
+@click.option("--jobs", default=os.cpu_count() or 1, show_default="this machine's CPUs",
+              type=click.IntRange(1),
               help="Simulator processes (one writer); with --scheduler local, Dask workers.")
 @click.option("--scheduler", metavar="ADDRESS|local",
               help="Simulate on a Dask cluster: a dask.distributed scheduler's address "
@@ -626,6 +628,7 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
 
     Example:
 
+    \b
         gpudb sweep --gpu gtx480 --suite default --mem-mhz 924 --jobs 2
         gpudb sweep --gpu gtx480 --mem-mhz 924 --seed 0,1,2
         gpudb sweep --gpu gtx980 --scheduler tcp://10.0.0.5:8786
@@ -762,6 +765,7 @@ def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
 
     Example:
 
+    \b
         gpudb plot error_by_target --out error_by_target.png
         gpudb plot clock_trace -p kernel_id default/twoslope_lm -p predictor crisp --out t.svg
     """
@@ -795,6 +799,7 @@ def report(obj: Context, out_dir):
 
     Example:
 
+    \b
         gpudb --db lab.duckdb report --out lab-report
         chromium lab-report/report.html
     """
@@ -820,6 +825,7 @@ def sql(obj: Context, statement, fmt):
 
     Example:
 
+    \b
         gpudb sql "SELECT kernel_id, min(time_ns) FROM run GROUP BY ALL"
         echo "SELECT predict_linear(31, 20, 2, 1)" | gpudb sql
     """
@@ -979,6 +985,7 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
 
     Example:
 
+    \b
         gpudb control --predictor crisp_gpudb --objective edp --kernel twoslope_lm
         gpudb control --predictor crisp_gpudb --objective energy --scope chip
     """
@@ -1302,6 +1309,7 @@ def accuracy(obj: Context, gpu, suite, base_mhz, base_mem_mhz, granularity, fold
 
     Example:
 
+    \b
         gpudb --db sim.duckdb evaluate accuracy --gpu gtx480 --suite default
         gpudb --db lab.duckdb evaluate accuracy --gpu rtx2070s
         gpudb --db sim.duckdb evaluate accuracy --gpu gtx980 --base-mhz 700 --base-mem-mhz 700
@@ -1341,6 +1349,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
 
     Example:
 
+    \b
         gpudb --db sim.duckdb evaluate equalizer --gpu gtx480 --suite default
         gpudb --db sim.duckdb evaluate equalizer --kernel mem_stream --kernel compute_ilp
         gpudb --db sim.duckdb evaluate equalizer --kernel mem_stream --seeds 0,1,2
@@ -1460,6 +1469,7 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, seeds, 
 
     Example:
 
+    \b
         gpudb --db sim.duckdb evaluate control --objective edp
         gpudb --db sim.duckdb evaluate control --objective energy --scope chip
         gpudb --db lab.duckdb evaluate control --gpu v100 --objective energy_perf
@@ -1638,6 +1648,7 @@ def train():
 
     Example:
 
+    \b
         gpudb --db lab.duckdb train wu --gpu v100 --seed 0
         gpudb --db lab.duckdb train wangchu --gpu gtx1080ti --base 1800,5000
     """

@@ -1,4 +1,5 @@
-"""The README documents every CLI command, and its two set-up commands are the ones CI runs."""
+"""The docs describe every CLI command, their links resolve inside the repository, and the
+README's two set-up commands are the ones CI runs; its Quickstart runs as printed."""
 
 from __future__ import annotations
 
@@ -16,12 +17,54 @@ from gpudb.cli import cli
 from gpudb.queries import get_query
 
 
-def test_every_command_is_in_the_readme():
-    readme = (REPO / "README.md").read_text()
+def test_every_command_is_described_in_docs_commands_md():
+    """docs/cli.md lists every option (generated); docs/commands.md says what each command is
+    for, one row each, so a new command needs its row."""
+    described = re.findall(r"^\| `(gpudb [a-z -]+)` \|", (REPO / "docs" / "commands.md").read_text(),
+                           re.MULTILINE)
+    expected = []
     for name, command in cli.commands.items():
-        assert f"gpudb {name}" in readme, f"README.md never shows `gpudb {name}`"
-        for sub in getattr(command, "commands", {}):
-            assert f"gpudb {name} {sub}" in readme, f"README.md never shows `gpudb {name} {sub}`"
+        subs = getattr(command, "commands", {})
+        expected += [f"gpudb {name} {sub}" for sub in subs] if subs else [f"gpudb {name}"]
+    assert sorted(described) == sorted(expected)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_every_link_in_the_readme_and_docs_resolves_inside_the_repository():
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    checked = 0
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if re.match(r"[a-z]+://", target):
+                continue
+            path, _, anchor = target.partition("#")
+            file = (page.parent / path).resolve() if path else page
+            assert file.is_relative_to(REPO) and file.exists(), f"{page.name}: {target}"
+            if anchor:
+                headings = re.findall(r"^#+ (.+)$", file.read_text(), re.MULTILINE)
+                assert anchor in {_slug(h) for h in headings}, f"{page.name}: {target}"
+            checked += 1
+    assert checked > 20
+
+
+def test_nothing_points_outside_the_repository():
+    """No file of the project names a folder beside the checkout or a DESIGN.md other than
+    docs/DESIGN.md (the code's section pointers name docs/DESIGN.md)."""
+    files = [REPO / "README.md", REPO / "pyproject.toml",
+             *(p for folder in ("gpudb", "sim", "schema", "queries", "docs", "fixtures")
+               for p in (REPO / folder).rglob("*") if p.suffix in {".py", ".sql", ".md", ".toml"})]
+    for file in files:
+        text = file.read_text()
+        assert "../shared" not in text and "shared/papers" not in text, file
+        for m in re.finditer(r"[\w./]*DESIGN\.md", text):
+            name = m.group(0)
+            ok = name == "docs/DESIGN.md" or (file.parent.name == "docs" and name == "DESIGN.md")
+            assert ok, f"{file.relative_to(REPO)}: {name}"
 
 
 def test_ci_runs_the_readme_test_command():

@@ -3,6 +3,7 @@ README's two set-up commands are the ones CI runs; its Quickstart runs as printe
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
@@ -50,6 +51,35 @@ def test_every_link_in_the_readme_and_docs_resolves_inside_the_repository():
                 assert anchor in {_slug(h) for h in headings}, f"{page.name}: {target}"
             checked += 1
     assert checked > 20
+
+
+def test_every_module_and_file_the_docs_name_exists():
+    """A `gpudb.x.y` or `sim.x` the README or docs/ name imports and has that attribute, and a
+    `gpudb/...`, `schema/...` (etc.) path exists, so a moved module or file fails here."""
+    pages = [REPO / "README.md", *(p for p in sorted((REPO / "docs").glob("*.md"))
+                                   if p.name != "cli.md")]
+    named = 0
+    for page in pages:
+        text = page.read_text()
+        for dotted in re.findall(r"`((?:gpudb|sim)(?:\.[A-Za-z_]\w*)+)(?:\(\))?`", text):
+            if dotted.endswith(".duckdb"):
+                continue
+            parts = dotted.split(".")
+            for i in range(len(parts), 0, -1):
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                    break
+                except ImportError:
+                    continue
+            for attr in parts[i:]:
+                assert hasattr(obj, attr), f"{page.name}: `{dotted}` does not exist"
+                obj = getattr(obj, attr)
+            named += 1
+        for path in re.findall(r"`((?:gpudb|sim|schema|queries|fixtures|tests|docs)/[^`\s*<]*)`",
+                               text):
+            assert (REPO / path).exists(), f"{page.name}: `{path}` does not exist"
+            named += 1
+    assert named > 50
 
 
 def test_nothing_points_outside_the_repository():

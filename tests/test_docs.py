@@ -82,6 +82,30 @@ def test_every_module_and_file_the_docs_name_exists():
     assert named > 50
 
 
+def test_the_codes_pointers_name_sections_that_exist():
+    """The code, SQL and fixtures point into the docs by section: `docs/DESIGN.md section N`
+    and README sections by title ("Where gpudb differs from the papers", which the demo prints,
+    "Files from elsewhere"); each must be a heading there."""
+    design = set(re.findall(r"^## (\d+)\. ", (REPO / "docs" / "DESIGN.md").read_text(), re.MULTILINE))
+    readme = set(re.findall(r"^#+ (.+)$", (REPO / "README.md").read_text(), re.MULTILINE))
+    files = [REPO / "pyproject.toml",
+             *(p for folder in ("gpudb", "sim", "schema", "queries", "fixtures")
+               for p in (REPO / folder).rglob("*") if p.suffix in {".py", ".sql", ".toml"})]
+    sections = titles = 0
+    for file in files:
+        # a pointer may run over a line break, a comment marker or a string's quotes
+        text = re.sub(r'"?\s*\n\s*(?:#|--)?\s*"?', " ", file.read_text()).replace('\\"', '"')
+        for number in re.findall(r"DESIGN\.md,? section (\d+)", text):
+            assert number in design, f"{file.relative_to(REPO)}: DESIGN.md section {number}"
+            sections += 1
+        for title in re.findall(r'README(?:\.md)?,? "([^"]+)"', text) + re.findall(
+                r'"([^"]+)" in README', text):
+            title = " ".join(title.split())
+            assert title in readme, f'{file.relative_to(REPO)}: README "{title}"'
+            titles += 1
+    assert sections >= 15 and titles >= 6
+
+
 def test_nothing_points_outside_the_repository():
     """No file of the project names a folder beside the checkout or a DESIGN.md other than
     docs/DESIGN.md (the code's section pointers name docs/DESIGN.md)."""

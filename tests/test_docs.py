@@ -21,8 +21,8 @@ from gpudb.store.queries import get_query
 def test_every_command_is_described_in_docs_commands_md():
     """docs/cli.md lists every option (generated); docs/commands.md says what each command is
     for, one row each, so a new command needs its row."""
-    described = re.findall(r"^\| `(gpudb [a-z -]+)` \|", (REPO / "docs" / "commands.md").read_text(),
-                           re.MULTILINE)
+    commands_md = (REPO / "docs" / "commands.md").read_text()
+    described = re.findall(r"^\| `(gpudb [a-z -]+)` \|", commands_md, re.MULTILINE)
     expected = []
     for name, command in cli.commands.items():
         subs = getattr(command, "commands", {})
@@ -86,7 +86,8 @@ def test_the_codes_pointers_name_sections_that_exist():
     """The code, SQL and fixtures point into the docs by section: `docs/DESIGN.md section N`
     and README sections by title ("Where gpudb differs from the papers", which the demo prints,
     "Files from elsewhere"); each must be a heading there."""
-    design = set(re.findall(r"^## (\d+)\. ", (REPO / "docs" / "DESIGN.md").read_text(), re.MULTILINE))
+    design_md = (REPO / "docs" / "DESIGN.md").read_text()
+    design = set(re.findall(r"^## (\d+)\. ", design_md, re.MULTILINE))
     readme = set(re.findall(r"^#+ (.+)$", (REPO / "README.md").read_text(), re.MULTILINE))
     files = [REPO / "pyproject.toml",
              *(p for folder in ("gpudb", "sim", "schema", "queries", "fixtures")

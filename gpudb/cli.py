@@ -322,7 +322,8 @@ def info(obj: Context, fmt):
         exp_columns = [d[0] for d in result.description]
         from gpudb.store.materialize import status
         materialized = status(con)
-        foreign = trust.foreign_objects(con)
+        from gpudb.store.foreign import foreign_objects
+        foreign = foreign_objects(con)
     finally:
         con.close()
     if fmt in HUMAN_FORMATS:

@@ -122,7 +122,7 @@ class Nvml:
             import pynvml
         except ImportError:
             raise GpudbError("gpudb measure needs NVML's Python binding: "
-                             "pip install 'gpudb[nvml]'") from None
+                             "pip install 'gpudb-dvfs[nvml]'") from None
         self._nv = pynvml
         try:
             pynvml.nvmlInit()

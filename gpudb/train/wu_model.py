@@ -14,7 +14,7 @@ normalisation bounds, the networks' weights), never as pickled objects, so openi
 elsewhere never runs code from it; the ``pred_wu`` view evaluates it in plain SQL for every base
 run, including kernels added after training. Several models (seeds, bases, cluster counts) stay
 stored side by side under their ids; view ``prediction`` takes each GPU's latest.
-scikit-learn (the ``gpudb[ml]`` extra) is needed to train, not to predict.
+scikit-learn (the ``gpudb-dvfs[ml]`` extra) is needed to train, not to predict.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def _sklearn():
         from sklearn.neural_network import MLPClassifier
         from threadpoolctl import threadpool_limits
     except ImportError:
-        raise GpudbError("training a wu model needs scikit-learn: pip install 'gpudb[ml]'") \
+        raise GpudbError("training a wu model needs scikit-learn: pip install 'gpudb-dvfs[ml]'") \
             from None
     return sklearn.__version__, KMeans, MLPClassifier, ConvergenceWarning, threadpool_limits
 

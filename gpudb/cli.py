@@ -238,7 +238,7 @@ _JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by ne
               help="Stop info, query, sql, plot, report, export and merge after this many "
                    "seconds, naming what they were reading (0: no bound; env "
                    "GPUDB_TIMEOUT_S).")
-@click.version_option(package_name="gpudb")
+@click.version_option(package_name="gpudb-dvfs")
 @click.pass_context
 def cli(ctx, db_path, read_only, wide, timeout_s):
     """gpudb: an experiment database for GPU DVFS research.

@@ -1,7 +1,7 @@
 """The one writer of runs: ``run``, ``interval`` and ``metric`` rows and the ``gpu``, ``pstate``,
 ``kernel`` and ``experiment`` rows they refer to (docs/DESIGN.md section 2).
 
-Sweeps (gpudb.sweep), closed-loop control (gpudb.control.closed_loop), ingest (gpudb.ingest)
+Sweeps (gpudb.sweep), closed-loop control (gpudb.control.kinds.predictor), ingest (gpudb.ingest)
 and merge (gpudb.transfer) all write them through here, so one set of rules holds for every
 run, whatever produced it:
 

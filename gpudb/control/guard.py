@@ -46,16 +46,19 @@ papers describe around such a controller, the same for every predictor:
   phase_cache_compute CRISP stays at 400 MHz through compute phases where it predicts 700 MHz
   17% worse in EDP and it is 53% better.
 
-``PAPER`` is the papers' controller (no guard); ``GUARDED`` is gpudb's default. Trace replay
-(queries/controller_replay.sql) implements the same step in SQL, and tests/test_control.py
-checks the two choose the same settings.
+``PAPER`` is the papers' controller (no guard); ``GUARDED`` is gpudb's default. This module is
+the step's one implementation: the closed loop (gpudb.control.kinds.predictor) calls
+:func:`decide` between intervals, and trace replay (queries/controller_replay.sql) calls it
+through the SQL function ``guard_replay`` (:func:`replay_steps` over one kernel's fixed runs);
+tests/test_control.py checks that the replay chooses as the closed loop's controller would.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+import pyarrow as pa
 
 from gpudb.control.energy import objective_scores, score
 
@@ -108,6 +111,31 @@ GUARDED = Guard()
 GUARDS = {"paper": PAPER, "guarded": GUARDED}
 
 
+def guard_from(preset: str | None, switch_cost: bool | None = None,
+               max_down_steps: int | None = None, verify: bool | None = None,
+               hysteresis_pct: float | None = None, min_dwell: int | None = None,
+               verify_stay: bool | None = None) -> Guard:
+    """A preset of :data:`GUARDS` ('guarded' when None) with the parameters given (None: the
+    preset's): what controller_replay.sql's :guard and the five parameters after it mean."""
+    preset = "guarded" if preset is None else preset
+    if preset not in GUARDS:
+        raise ValueError(f"guard must be guarded or paper, got {preset}")
+    given = {"switch_cost": switch_cost, "max_down_steps": max_down_steps, "verify": verify,
+             "hysteresis_pct": hysteresis_pct, "min_dwell": min_dwell,
+             "verify_stay": verify_stay}
+    return replace(GUARDS[preset], **{k: v for k, v in given.items() if v is not None})
+
+
+def guard_params(guard: Guard) -> dict[str, str]:
+    """The controller_replay parameters that spell out a guard (their text, as the CLI's
+    -p gives them)."""
+    return {"guard": "paper" if guard == PAPER else "guarded",
+            "switch_cost": str(guard.switch_cost).lower(),
+            "max_down_steps": str(guard.max_down_steps), "verify": str(guard.verify).lower(),
+            "hysteresis_pct": repr(float(guard.hysteresis_pct)),
+            "min_dwell": str(guard.min_dwell), "verify_stay": str(guard.verify_stay).lower()}
+
+
 @dataclass
 class GuardState:
     """What the guarded controller remembers between intervals (all settings as indices into
@@ -132,6 +160,7 @@ class GuardState:
     expecting: bool = False
     expect_time_ns: float = 0.0
     expect_energy_j: float = 0.0
+    reverted: bool = False          # the last decision undid a move its measurement refuted
 
     def __post_init__(self):
         if self.cur < 0:
@@ -150,6 +179,7 @@ def decide(state: GuardState, guard: Guard, objective: str, max_loss: float, idx
     setting (static, DRAM background and board power over switch_ns).
     """
     cur, top = state.cur, state.top
+    state.reverted = False
     if cur == top:
         state.top_time_ns = time_ns
     if guard.verify and objective == "energy_perf":
@@ -170,6 +200,7 @@ def decide(state: GuardState, guard: Guard, objective: str, max_loss: float, idx
         down = cur < state.prev
         if failed:
             nxt = state.prev
+            state.reverted = True
             expect = (state.prev_time_ns, state.prev_energy_j)   # measured there
             if down:
                 state.fails_down += 1
@@ -223,9 +254,88 @@ def _best(state: GuardState, guard: Guard, objective: str, max_loss: float, idx:
         lo = max(lo, state.floor)
     if idx + 1 < state.ceiling_until:
         hi = min(hi, state.ceiling)
-    allowed = [s for s in range(n) if lo <= s <= hi or s == cur]
+    # a setting without a prediction (a NULL in replay's inputs) is no candidate
+    allowed = [s for s in range(n) if (lo <= s <= hi or s == cur) and not np.isnan(times[s])]
+    if not allowed:
+        return cur
     best = min(allowed, key=lambda s: (too_slow[s], scores[s], -s))
     if best != cur and not too_slow[cur] and guard.hysteresis_pct > 0:
         if not scores[best] < scores[cur] * (1.0 - guard.hysteresis_pct / 100.0):
             best = cur
     return best
+
+
+def replay_steps(guard: Guard, objective: str, max_loss: float, measured_ns: np.ndarray,
+                 measured_j: np.ndarray, predicted_ns: np.ndarray, predicted_j: np.ndarray,
+                 switch_ns: float, switch_j: np.ndarray) -> tuple[list[int], list[bool]]:
+    """Trace replay of one kernel: the setting (index into the ascending P-states) of each
+    interval and whether it undid a refuted move, starting at the highest setting.
+
+    measured_ns, measured_j: [setting, interval] the fixed runs' outcomes (energy in the
+    decisions' scope); predicted_ns, predicted_j, switch_j: [interval, base, target] what a
+    controller at ``base`` after ``interval`` predicts for ``target`` (NaN: no prediction),
+    and the energy of a switch there; switch_ns: the switching time.
+    """
+    top = measured_ns.shape[0] - 1
+    state = GuardState(top=top)
+    choice, reverted = [top], [False]
+    for i in range(measured_ns.shape[1] - 1):
+        cur = state.cur
+        choice.append(decide(state, guard, objective, max_loss, i, float(measured_ns[cur, i]),
+                             float(measured_j[cur, i]), predicted_ns[i, cur], predicted_j[i, cur],
+                             switch_ns, switch_j[i, cur]))
+        reverted.append(state.reverted)
+    return choice, reverted
+
+
+REPLAY_RESULT = "STRUCT(guard VARCHAR, setting_idx INTEGER[], reverted BOOLEAN[])"
+
+
+def guard_replay_udf(preset, switch_cost, max_down_steps, verify, hysteresis_pct, min_dwell,
+                     verify_stay, objective, max_loss_pct, n_settings, measured_ns, measured_j,
+                     predicted_ns, predicted_j, switch_ns, switch_j):
+    """SQL function ``guard_replay``, one row per kernel (Arrow arrays in, a struct array
+    out): :func:`replay_steps` under the guard :func:`guard_from` makes of the parameters
+    (NULL: the preset's), with the guard's name. The lists are flat, row-major: measured_*
+    [setting, interval], predicted_* and switch_j [interval, base, target]."""
+    names, settings, reverts = [], [], []
+    for row in range(len(n_settings)):
+        def arg(array):
+            return array[row].as_py()
+
+        def floats(array):
+            return array[row].values.to_numpy(zero_copy_only=False).astype(float)
+
+        guard = guard_from(arg(preset), arg(switch_cost), arg(max_down_steps), arg(verify),
+                           arg(hysteresis_pct), arg(min_dwell), arg(verify_stay))
+        s = arg(n_settings)
+        m_ns = floats(measured_ns).reshape(s, -1)
+        n = m_ns.shape[1]
+        choice, reverted = replay_steps(
+            guard, arg(objective), arg(max_loss_pct) / 100.0, m_ns,
+            floats(measured_j).reshape(s, n), floats(predicted_ns).reshape(n, s, s),
+            floats(predicted_j).reshape(n, s, s), arg(switch_ns),
+            floats(switch_j).reshape(n, s, s))
+        names.append(guard.name)
+        settings.append(choice)
+        reverts.append(reverted)
+    return pa.StructArray.from_arrays(
+        [pa.array(names, pa.string()), pa.array(settings, pa.list_(pa.int32())),
+         pa.array(reverts, pa.list_(pa.bool_()))], names=["guard", "setting_idx", "reverted"])
+
+
+def _udfs():
+    from gpudb.predictors import Udf
+
+    return (Udf("guard_replay", guard_replay_udf,
+                ("VARCHAR", "BOOLEAN", "INTEGER", "BOOLEAN", "DOUBLE", "INTEGER", "BOOLEAN",
+                 "VARCHAR", "DOUBLE", "INTEGER", "DOUBLE[]", "DOUBLE[]", "DOUBLE[]", "DOUBLE[]",
+                 "DOUBLE", "DOUBLE[]"), REPLAY_RESULT,
+                "guard_replay(guard, switch_cost, max_down_steps, verify, hysteresis_pct, "
+                "min_dwell, verify_stay, objective, max_loss_pct, n_settings, measured_ns, "
+                "measured_j, predicted_ns, predicted_j, switch_ns, switch_j): one kernel's trace "
+                "replay through the guard's step (gpudb.control.guard.replay_steps)",
+                null_handling="special"),)
+
+
+UDFS = _udfs()

@@ -50,7 +50,7 @@ def page(query_db, tmp_path_factory):
 
 
 def test_the_page_is_self_contained_with_a_png_per_plot_and_rows_in_every_table(page):
-    from gpudb import plots
+    from gpudb.present import plots
 
     parsed = Page()
     parsed.feed(page.read_text())

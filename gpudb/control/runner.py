@@ -1,7 +1,7 @@
 """The one runner of closed-loop controllers: load the GPU and kernels, let the controller
 kind plan its runs (gpudb.control.kinds), skip those the database has, simulate the rest
 (sim.model.Simulation) and store each whole (run, intervals, metrics and the rows they refer
-to, in one transaction) through gpudb.runs."""
+to, in one transaction) through gpudb.store.runs."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def run(db_path, kind: str, gpu: str, suite, kernels: list[str] | None = None, *
     simulator's ``seed``; ``options`` are the kind's. Returns one row per planned run:
     kernel_id, run_id, time_ns, energy_j, added (False: it was stored already)."""
     import gpudb
-    from gpudb.db import atomic
-    from gpudb.runs import (
+    from gpudb.store.db import atomic
+    from gpudb.store.runs import (
         ensure_experiment,
         ensure_gpu,
         ensure_kernels,

@@ -21,7 +21,7 @@ from typing import Any
 
 import duckdb
 
-from gpudb.resources import resource_dir
+from gpudb.store.resources import resource_dir
 
 _HEADER = "CREATE OR REPLACE VIEW sample AS"
 

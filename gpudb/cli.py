@@ -983,8 +983,8 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
         gpudb control --predictor crisp_gpudb --objective edp --kernel twoslope_lm
         gpudb control --predictor crisp_gpudb --objective energy --scope chip
     """
-    from gpudb.control.kinds.predictor import run_closed_loop
     from gpudb.control.guard import GUARDS
+    from gpudb.control.kinds.predictor import run_closed_loop
 
     with contextlib.ExitStack() as stack:
         bars = []

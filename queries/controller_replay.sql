@@ -6,12 +6,13 @@
    The decisions are gpudb/control/guard.py's step, the one the closed loop runs, called
    once per kernel through the SQL function guard_replay; this query gathers its inputs
    (the fixed runs' outcomes, the predictions and the energy model) and the outcomes of its
-   choices. With :guard 'guarded' (the default) the step has gpudb's guard, the same for
-   every predictor: switching cost in the decision, at most :max_down_steps P-states down per interval, and verification (a move the
-   next interval's measurement does not bear out is undone, and that direction is barred for
-   2^k intervals); with :verify_stay, an interval whose measured objective departs by more
-   than the hysteresis from the measurement a stay (or a return) rested on marks a phase
-   change: the controller moves to the highest setting, a move verified as any other.
+   choices. With :guard 'guarded' (the default) the step has gpudb's guard, the same for every
+   predictor: switching cost in the decision, at most :max_down_steps P-states down per
+   interval, and verification (a move the next interval's measurement does not bear out is
+   undone, and that direction is barred for 2^k intervals); with :verify_stay, an interval whose
+   measured objective departs by more than the hysteresis from the measurement a stay (or a
+   return) rested on marks a phase change: the controller moves to the highest setting, a move
+   verified as any other.
    :guard 'paper' is the papers' controller exactly.
    One row per kernel and interval with the setting chosen, whether it changed, whether it is
    a return after a failed verification, and its outcome.

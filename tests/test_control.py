@@ -331,8 +331,8 @@ def _closed_loop_settings(con, predictor, objective, guard, scope) -> dict[str, 
     columns, the predictor's formula, the energy model and the guard's step) sets when every
     interval it sees is the fixed run's at the setting in force, which is replay's premise;
     the oracle's predictions are the fixed runs' outcomes."""
-    from gpudb.control.kinds.predictor import PredictorController
     from gpudb.control.guard import GuardState, decide
+    from gpudb.control.kinds.predictor import PredictorController
     from sim.config import load_gpu
     from sim.model import Setting
 

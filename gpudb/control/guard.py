@@ -299,22 +299,20 @@ def guard_replay_udf(preset, switch_cost, max_down_steps, verify, hysteresis_pct
     (NULL: the preset's), with the guard's name. The lists are flat, row-major: measured_*
     [setting, interval], predicted_* and switch_j [interval, base, target]."""
     names, settings, reverts = [], [], []
-    for row in range(len(n_settings)):
-        def arg(array):
-            return array[row].as_py()
-
-        def floats(array):
+    guards = zip(*(a.to_pylist() for a in (preset, switch_cost, max_down_steps, verify,
+                                            hysteresis_pct, min_dwell, verify_stay)), strict=True)
+    for row, params in enumerate(guards):
+        def floats(array, row=row):
             return array[row].values.to_numpy(zero_copy_only=False).astype(float)
 
-        guard = guard_from(arg(preset), arg(switch_cost), arg(max_down_steps), arg(verify),
-                           arg(hysteresis_pct), arg(min_dwell), arg(verify_stay))
-        s = arg(n_settings)
+        guard = guard_from(*params)
+        s = n_settings[row].as_py()
         m_ns = floats(measured_ns).reshape(s, -1)
         n = m_ns.shape[1]
         choice, reverted = replay_steps(
-            guard, arg(objective), arg(max_loss_pct) / 100.0, m_ns,
+            guard, objective[row].as_py(), max_loss_pct[row].as_py() / 100.0, m_ns,
             floats(measured_j).reshape(s, n), floats(predicted_ns).reshape(n, s, s),
-            floats(predicted_j).reshape(n, s, s), arg(switch_ns),
+            floats(predicted_j).reshape(n, s, s), switch_ns[row].as_py(),
             floats(switch_j).reshape(n, s, s))
         names.append(guard.name)
         settings.append(choice)

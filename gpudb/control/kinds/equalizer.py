@@ -1,7 +1,8 @@
-"""Controller kind ``equalizer``: Equalizer (paper 001) in the simulator's closed loop: every epoch each SM runs Algorithm 1 on
-its own warp-state counters, sets its own CTA limit through the 3-epoch hysteresis (pausing
-CTAs beyond it, section IV-B), and votes for the SM and memory V/F direction of Table I; the
-frequency manager moves each domain one level towards the majority's request (section IV-C).
+"""Controller kind ``equalizer``: Equalizer (paper 001) in the simulator's closed loop: every
+epoch each SM runs Algorithm 1 on its own warp-state counters, sets its own CTA limit through
+the 3-epoch hysteresis (pausing CTAs beyond it, section IV-B), and votes for the SM and memory
+V/F direction of Table I; the frequency manager moves each domain one level towards the
+majority's request (section IV-C).
 
 The decision logic is :mod:`gpudb.control.equalizer`; this module wires it to
 :class:`sim.model.Simulation` (epoch mode, per-SM CTA limits, core headroom for the SM "high"

@@ -9,8 +9,9 @@ simulator charges the switching time. With scope 'chip' the controller's energy 
 the board power (other_j), as papers 000 and 004 count energy (schema/0011_chip_energy.sql).
 The counters are turned into predictor inputs by the `sample` view's own expressions
 (gpudb.control.sample), so the controller decides as the trace replay
-(queries/controller_replay.sql) would on the same interval; where the two differ is that the closed loop runs the next interval at the chosen
-setting from the machine state the previous one left, while replay splices in the fixed run.
+(queries/controller_replay.sql) would on the same interval; where the two differ is that the
+closed loop runs the next interval at the chosen setting from the machine state the previous one
+left, while replay splices in the fixed run.
 """
 
 from __future__ import annotations

@@ -238,7 +238,7 @@ _JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by ne
               help="Stop info, query, sql, plot, report, export and merge after this many "
                    "seconds, naming what they were reading (0: no bound; env "
                    "GPUDB_TIMEOUT_S).")
-@click.version_option(package_name="gpudb")
+@click.version_option(package_name="gpudb-dvfs")
 @click.pass_context
 def cli(ctx, db_path, read_only, wide, timeout_s):
     """gpudb: an experiment database for GPU DVFS research.
@@ -322,7 +322,8 @@ def info(obj: Context, fmt):
         exp_columns = [d[0] for d in result.description]
         from gpudb.store.materialize import status
         materialized = status(con)
-        foreign = trust.foreign_objects(con)
+        from gpudb.store.foreign import foreign_objects
+        foreign = foreign_objects(con)
     finally:
         con.close()
     if fmt in HUMAN_FORMATS:
@@ -518,7 +519,7 @@ def seeds_option(command):
 def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, suite, experiment,
             gpu_id, device, sms, sample_ms):
     """Run a command on an NVIDIA GPU at each core x memory clock setting and store each
-    repetition as a measured run (needs pip install 'gpudb[nvml]').
+    repetition as a measured run (needs pip install 'gpudb-dvfs[nvml]').
 
     Clocks are locked through NVML where the driver permits, else set as application clocks;
     where neither is permitted (usually: not root) the call stops with one line. Energy comes
@@ -611,7 +612,7 @@ def _mean(values: list[float]) -> float:
 @click.option("--scheduler", metavar="ADDRESS|local",
               help="Simulate on a Dask cluster: a dask.distributed scheduler's address "
                    "(tcp://host:8786), or 'local' for a LocalCluster of --jobs workers on this "
-                   "machine (needs gpudb[dask]).")
+                   "machine (needs gpudb-dvfs[dask]).")
 @click.option("--experiment", help="Experiment name (default: sim-<gpu>-<suite>).")
 @click.pass_obj
 @friendly_errors
@@ -756,7 +757,8 @@ def query(obj: Context, name, list_queries, params, fmt):
 @click.pass_obj
 @friendly_errors
 def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
-    """Draw a stored analysis as a figure (matplotlib: pip install 'gpudb[plot]'), or list them.
+    """Draw a stored analysis as a figure (matplotlib: pip install 'gpudb-dvfs[plot]'), or list
+    them.
 
     -p NAME VALUE sets a parameter of the plot's stored query (see gpudb query --list) or of
     the plot itself (e.g. metric).
@@ -792,7 +794,7 @@ def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
 def report(obj: Context, out_dir):
     """One self-contained HTML page of the database for a teammate's browser: its info, the
     main stored analyses as tables and every plot that has data, the figures embedded
-    (matplotlib: pip install 'gpudb[plot]').
+    (matplotlib: pip install 'gpudb-dvfs[plot]').
 
     Example:
 
@@ -1672,7 +1674,7 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
     view, and prints its id (a line `model_id ID`) and the validation error per kernel (the
     id and summary go to stderr unless --format table). With --base all, one model per
     setting and a row per model (see the stored query wu_error_by_base for the heat map).
-    Needs scikit-learn (gpudb[ml]).
+    Needs scikit-learn (gpudb-dvfs[ml]).
 
     Models stay stored side by side (table wu_model; the id is a hash of the settings and
     runs, so retraining the same thing replaces it). View prediction and the stored queries
@@ -1730,7 +1732,7 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
     (`gpudb calibrate`). Stores them as the GPU's least_squares calibration, which view
     pred_wangchu_fit predicts with; prints them, the fit's RMS error and which parameters the
     kernels leave unconstrained. `gpudb evaluate accuracy` cross-validates the fit by kernel.
-    Needs scipy (gpudb[ml]).
+    Needs scipy (gpudb-dvfs[ml]).
 
     Example:
 

@@ -350,7 +350,7 @@ def test_materialize_writes_the_prediction_view_as_a_table(sim):
 
 
 def test_train_wu_base_all_stores_a_model_per_setting_and_the_last_is_current(db_path):
-    pytest.importorskip("sklearn", reason="training needs the gpudb[ml] extra (scikit-learn)")
+    pytest.importorskip("sklearn", reason="training needs the gpudb-dvfs[ml] extra (scikit-learn)")
     from test_wu_model import build_synthetic  # the synthetic 2x2x2 grid of six kernels
 
     build_synthetic(db_path)

@@ -108,7 +108,7 @@ def test_without_matplotlib_the_figures_are_one_hint_and_no_folder(tmp_path, mon
         monkeypatch.delitem(sys.modules, module)
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as where it is not installed
     folder = tmp_path / "gpudb-figures"
-    with pytest.raises(GpudbError, match=r"pip install 'gpudb\[plot\]'"):
+    with pytest.raises(GpudbError, match=r"pip install 'gpudb-dvfs\[plot\]'"):
         write_figures(None, folder, demo_figures("gtx480", "default", "default/twoslope_lm"))
     assert not folder.exists()
 

@@ -638,7 +638,7 @@ def test_cli_without_nvml_binding_says_what_to_install(tmp_path, monkeypatch):
     result = invoke(tmp_path / "x.duckdb", "--core-mhz", "1", "--mem-mhz", "1", "--", "true")
     assert result.exit_code == 1
     assert result.output == ("Error: gpudb measure needs NVML's Python binding: "
-                             "pip install 'gpudb[nvml]'\n")
+                             "pip install 'gpudb-dvfs[nvml]'\n")
 
 
 # --- a real GPU --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from gpudb.predictors import registry as predictor_registry
 from gpudb.present import plots
 from gpudb.store.queries import get_query, run_query
 
-pytest.importorskip("matplotlib", reason="plots need the gpudb[plot] extra (matplotlib)")
+pytest.importorskip("matplotlib", reason="plots need the gpudb-dvfs[plot] extra (matplotlib)")
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -23,7 +23,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def wu_db(tmp_path_factory):
     """The synthetic 2x2x2 grid of test_wu_model with a wu model at every base setting."""
-    pytest.importorskip("sklearn", reason="training needs the gpudb[ml] extra (scikit-learn)")
+    pytest.importorskip("sklearn", reason="training needs the gpudb-dvfs[ml] extra (scikit-learn)")
     from test_wu_model import build_synthetic
 
     from gpudb.train.wu_model import train_many
@@ -256,7 +256,7 @@ def test_plot_without_matplotlib_says_how_to_install_it(query_db, tmp_path, monk
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as where it is not installed
     result = invoke("--db", query_db, "plot", "error_by_target", "--out", tmp_path / "f.png")
     assert result.exit_code == 1
-    assert result.output == "Error: plotting needs matplotlib: pip install 'gpudb[plot]'\n"
+    assert result.output == "Error: plotting needs matplotlib: pip install 'gpudb-dvfs[plot]'\n"
     assert not (tmp_path / "f.png").exists()
 
 

@@ -132,7 +132,7 @@ def test_materialized_table_is_readable_without_gpudb_and_goes_stale(tiny_db, ti
 
 
 def test_core_scaling_error_holds_every_wu_model_and_marks_each_gpus_latest(fresh_db):
-    pytest.importorskip("sklearn", reason="training needs the gpudb[ml] extra (scikit-learn)")
+    pytest.importorskip("sklearn", reason="training needs the gpudb-dvfs[ml] extra (scikit-learn)")
     from test_wu_model import add_pstates, build_synthetic
 
     from gpudb.train.wu_model import train_wu

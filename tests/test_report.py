@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from gpudb.cli import cli
 
-pytest.importorskip("matplotlib", reason="the report's figures need gpudb[plot] (matplotlib)")
+pytest.importorskip("matplotlib", reason="the report's figures need gpudb-dvfs[plot] (matplotlib)")
 
 
 class Page(HTMLParser):

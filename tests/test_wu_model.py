@@ -19,7 +19,7 @@ from gpudb.predictors import wu
 from gpudb.store.db import GpudbError
 from gpudb.store.queries import run_query
 
-pytest.importorskip("sklearn", reason="training needs the gpudb[ml] extra (scikit-learn)")
+pytest.importorskip("sklearn", reason="training needs the gpudb-dvfs[ml] extra (scikit-learn)")
 
 from gpudb.train.wu_model import SIM_FEATURES, train_wu, validation_table  # noqa: E402
 

@@ -331,10 +331,10 @@ def class_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str) -> tuple[
 
 
 def with_verdict(table: Table, ours: str, paper: str, name: str = "verdict") -> Table:
-    """``table`` with a column ``name`` (gpudb.present.demo.verdict) of ``ours`` against ``paper``,
+    """``table`` with a column ``name`` (analysis.verdict) of ``ours`` against ``paper``,
     counting a paper figure inside ours' 95% interval (column interval_column(ours)) as a
     match; unchanged when no row has a paper figure."""
-    from gpudb.present.demo import verdict
+    from gpudb.analysis.verdict import verdict
 
     at = {c: i for i, c in enumerate(table.columns)}
     if paper not in at or all(r[at[paper]] is None for r in table.rows):

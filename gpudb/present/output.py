@@ -18,22 +18,16 @@ import re
 import shutil
 import unicodedata
 from functools import cache
-from typing import TYPE_CHECKING
 
 from tabulate import MIN_PADDING, tabulate
 
-if TYPE_CHECKING:
-    import duckdb
+# the store's (gpudb.store.queries runs SQL through them), the output path's names too
+from gpudb.store.base import error_line  # noqa: F401
+from gpudb.store.queries import fetch  # noqa: F401
 
 FORMATS = ("table", "markdown", "csv", "json")
 # the formats read by people, which commands may surround with titles and notes
 HUMAN_FORMATS = ("table", "markdown")
-
-# DuckDB's error kind at the start of its messages ("Binder Error: ", "Invalid Input Error: ")
-_ERROR_KIND = re.compile(r"^(?:[A-Z][A-Za-z]* )+Error: ")
-# the lines after the first that say what to do instead
-_HINTS = ("Did you mean", "Candidate bindings")
-
 
 @cache
 def _candidates(keep: str) -> re.Pattern:
@@ -68,40 +62,6 @@ def printable(text, keep: str = "") -> str:
     if candidates.search(text) is None:
         return text
     return candidates.sub(lambda m: _escaped(m, keep), text)
-
-
-def error_line(exc: BaseException) -> str:
-    """A DuckDB error as one line of gpudb's: the message without DuckDB's error kind, with
-    its "Did you mean" hint, without the SQL excerpt that follows."""
-    lines = [line.strip() for line in str(exc).splitlines()]
-    lines = [line for line in lines if line]
-    if not lines:
-        return type(exc).__name__
-    first = _ERROR_KIND.sub("", lines[0], count=1)
-    rest = lines[1:]
-    if first.endswith(":") and rest and not rest[0].startswith("LINE "):
-        first = f"{first} {rest.pop(0)}"  # a message continued on the next line
-    hints = [line for line in rest if line.startswith(_HINTS)]
-    return " ".join([first, *hints])
-
-
-def fetch(con: duckdb.DuckDBPyConnection, sql: str,
-          params: dict | None = None) -> tuple[list[str], list[tuple]]:
-    """Run ``sql`` (several statements run in order; the last one's rows count) and fetch
-    its column names and rows for printing. A TIMESTAMPTZ value comes as DuckDB's text of it
-    (DuckDB's Python conversion of one needs pytz, which gpudb does without)."""
-    rel = con.sql(sql, params=params) if params else con.sql(sql)
-    if rel is None:  # a statement without a result
-        return [], []
-    columns = list(rel.columns)
-    if any("TIMESTAMP WITH TIME ZONE" in str(t) for t in rel.types):
-        exprs = []
-        for i, (name, kind) in enumerate(zip(columns, rel.types, strict=True), 1):
-            alias = '"' + name.replace('"', '""') + '"'
-            zoned = "TIMESTAMP WITH TIME ZONE" in str(kind)
-            exprs.append(f"CAST(#{i} AS VARCHAR) AS {alias}" if zoned else f"#{i} AS {alias}")
-        rel = rel.project(", ".join(exprs))
-    return columns, rel.fetchall()
 
 
 # floats in [1e-3, 1e7) print as plain decimals; outside it, with an exponent

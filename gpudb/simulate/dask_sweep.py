@@ -11,7 +11,7 @@ run ids are content hashes, so a sweep interrupted and run again skips what it s
 ``local`` starts a LocalCluster of ``jobs`` single-threaded worker processes on this machine;
 an address (``tcp://host:8786``) connects to a scheduler the user started (``dask scheduler``,
 ``dask worker ADDRESS`` on each machine, or dask-jobqueue on a batch cluster). Workers need the
-same gpudb installed (``pip install 'gpudb[dask]'``), since they import the simulator.
+same gpudb installed (``pip install 'gpudb-dvfs[dask]'``), since they import the simulator.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def _distributed():
     try:
         import distributed
     except ImportError:
-        raise GpudbError("--scheduler needs dask.distributed: pip install 'gpudb[dask]'"
+        raise GpudbError("--scheduler needs dask.distributed: pip install 'gpudb-dvfs[dask]'"
                          ) from None
     return distributed
 

@@ -101,6 +101,7 @@ from pathlib import Path
 import duckdb
 
 from gpudb.store.db import GpudbError
+from gpudb.store.trust import file_kind
 
 # unit -> factor to the stored unit (ns, MHz, W, J)
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -222,16 +223,6 @@ class Mapping:
 
 def _fail(path: Path, message: str) -> MappingError:
     return MappingError(f"{path}: {message}")
-
-
-def file_kind(mode: int) -> str:
-    """What a non-regular file is, for error messages."""
-    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return kind
-    return "not a regular file"
 
 
 def _read_mapping_bytes(path: Path) -> bytes:

@@ -29,49 +29,52 @@
 
 :class:`Nvml` is the only code that talks to NVML (and imports ``pynvml``); the rest takes
 any object with its methods, which lets tests run without a GPU.
+
+Here: the NVML adapter, the CUDA SM count and :func:`measure`, which runs the grid; planning
+and clocks are in :mod:`gpudb.sources.measure_plan`, one repetition and its sampling in
+:mod:`gpudb.sources.measure_sampling`, storage in :mod:`gpudb.sources.measure_storage`.
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import json
-import math
-import re
-import shlex
 import shutil
 import signal
-import subprocess
 import threading
-import time
-from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Protocol
 
 import duckdb
-import pyarrow as pa
 
-from gpudb.store.db import GpudbError, atomic, first_row
-from gpudb.store.runs import (
-    ensure_experiment,
-    experiment_id,
-    insert_metrics,
-    insert_missing,
-    insert_runs,
+# the parts, by concern; their names are this module's too (tests and the CLI use m.NAME)
+from gpudb.sources.measure_plan import (  # noqa: F401
+    PERMISSION_HINT,
+    Gpu,
+    NotPermitted,
+    Setting,
+    apply_setting,
+    plan,
 )
+from gpudb.sources.measure_sampling import (  # noqa: F401
+    CLOCK_TOLERANCE,
+    SAMPLE_INTERVAL_S,
+    Measurement,
+    _Samples,
+    check_clocks,
+    integrate_power,
+    run_once,
+)
+from gpudb.sources.measure_storage import (  # noqa: F401
+    Target,
+    _check_target,
+    default_experiment,
+    gpu_id_of,
+    kernel_name,
+    sm_count,
+    store,
+)
+from gpudb.store.db import GpudbError
 from gpudb.store.stop_signals import stop_on_signals
-
-SAMPLE_INTERVAL_S = 0.01  # NVML refreshes power and clocks every 10-100 ms depending on the GPU
-PERMISSION_HINT = ("setting clocks usually needs root (run gpudb measure as root, or let users "
-                   "change them with `sudo nvidia-smi -acp UNRESTRICTED`) and persistence mode "
-                   "(`sudo nvidia-smi -pm 1`)")
-
-
-class NotPermitted(GpudbError):
-    """The driver refused a clock change (no permission, or not supported on this GPU)."""
 
 
 class MeasureInterrupted(Exception):
@@ -94,25 +97,6 @@ class MeasureStopped(GpudbError):
         self.settings_stored = settings_stored
 
 
-class Gpu(Protocol):
-    """What the measurement needs of a GPU; :class:`Nvml` is the real one."""
-
-    name: str
-    uuid: str
-
-    def sm_count(self) -> int | None: ...
-    def supported_clocks(self) -> dict[int, list[int]]: ...
-    def default_clocks(self) -> tuple[int | None, int | None]: ...
-    def lock_clocks(self, core_mhz: int, mem_mhz: int) -> None: ...
-    def set_application_clocks(self, core_mhz: int, mem_mhz: int) -> None: ...
-    def reset_clocks(self) -> list[str]: ...
-    def energy_mj(self) -> int | None: ...
-    def power_mw(self) -> float: ...
-    def clocks_mhz(self) -> tuple[float, float]: ...
-    def clock_event_reasons(self) -> int: ...
-    def close(self) -> None: ...
-
-
 class Nvml:
     """One GPU through NVML (``nvidia-ml-py``, imported as ``pynvml``): NVML's calls behind the
     methods of :class:`Gpu`, its errors as one-line :class:`GpudbError`s."""
@@ -122,7 +106,7 @@ class Nvml:
             import pynvml
         except ImportError:
             raise GpudbError("gpudb measure needs NVML's Python binding: "
-                             "pip install 'gpudb[nvml]'") from None
+                             "pip install 'gpudb-dvfs[nvml]'") from None
         self._nv = pynvml
         try:
             pynvml.nvmlInit()
@@ -285,207 +269,6 @@ def open_gpu(index: int = 0) -> Gpu:
     return Nvml(index)
 
 
-@dataclass(frozen=True)
-class Setting:
-    core_mhz: int
-    mem_mhz: int
-
-
-def _nearest(value: int, supported: Sequence[int]) -> str:
-    """The supported values either side of ``value`` (sorted ``supported``), as text."""
-    i = bisect_left(supported, value)
-    return ", ".join(str(v) for v in supported[max(i - 1, 0):i + 1])
-
-
-def plan(core_mhz: Sequence[int], mem_mhz: Sequence[int],
-         supported: dict[int, list[int]], gpu_name: str) -> list[Setting]:
-    """The settings to measure: memory clocks outer, core clocks inner, each in the order
-    given. Raises GpudbError for a clock given twice or one the GPU does not support (MHz,
-    as NVML lists them), naming the nearest supported ones."""
-    for option, values in (("--core-mhz", core_mhz), ("--mem-mhz", mem_mhz)):
-        if not values:
-            raise GpudbError(f"{option} lists no clock")
-        twice = sorted({v for v in values if list(values).count(v) > 1})
-        if twice:
-            raise GpudbError(f"{option} lists {', '.join(map(str, twice))} more than once")
-    mems = sorted(supported)
-    for mem in mem_mhz:
-        if mem not in supported:
-            raise GpudbError(f"{gpu_name} does not support a memory clock of {mem} MHz; the "
-                             f"nearest it supports: {_nearest(mem, mems)} MHz")
-        for core in core_mhz:
-            if core not in supported[mem]:
-                raise GpudbError(
-                    f"{gpu_name} does not support a core clock of {core} MHz with memory at "
-                    f"{mem} MHz; the nearest it supports: {_nearest(core, supported[mem])} MHz")
-    return [Setting(core, mem) for mem in mem_mhz for core in core_mhz]
-
-
-def apply_setting(gpu: Gpu, setting: Setting) -> str:
-    """Set the GPU's clocks: locked clocks, else application clocks. Returns the method,
-    'locked' or 'application'; raises NotPermitted, one line, when neither is permitted."""
-    try:
-        gpu.lock_clocks(setting.core_mhz, setting.mem_mhz)
-        return "locked"
-    except NotPermitted as locked:
-        # a core clock locked before the memory clock was refused must not stay locked
-        gpu.reset_clocks()
-        try:
-            gpu.set_application_clocks(setting.core_mhz, setting.mem_mhz)
-        except NotPermitted as application:
-            raise NotPermitted(f"{gpu.name} does not let gpudb set its clocks ({locked}; "
-                               f"{application}): {PERMISSION_HINT}") from None
-        return "application"
-
-
-def integrate_power(samples: Sequence[tuple[int, float]], end_ns: int) -> float:
-    """Energy (J) of power samples ``(time_ns, mW)``, the first taken at the start, each held
-    until the next and the last until ``end_ns``."""
-    times = [t for t, _ in samples[1:]] + [end_ns]
-    return sum(mw * 1e-3 * (t1 - t0) * 1e-9
-               for (t0, mw), t1 in zip(samples, times, strict=True))
-
-
-@dataclass
-class _Samples:
-    """What the sampling thread saw: power (time_ns, mW) when sampling it, clocks (MHz) and
-    the OR of the clock-event reasons."""
-
-    power: list[tuple[int, float]] = field(default_factory=list)
-    sm_mhz: list[float] = field(default_factory=list)
-    mem_mhz: list[float] = field(default_factory=list)
-    reasons: int = 0
-    error: BaseException | None = None
-
-
-class _Sampler:
-    """Samples the GPU every ``interval_s`` in a thread, from a first sample taken in
-    :meth:`start` (the caller's start time) until :meth:`stop`."""
-
-    def __init__(self, gpu: Gpu, power: bool, interval_s: float):
-        self._gpu, self._power, self._interval = gpu, power, interval_s
-        self._stop = threading.Event()
-        self.samples = _Samples()
-        self._thread = threading.Thread(target=self._loop, name="gpudb-measure-sampler",
-                                        daemon=True)
-
-    def _sample(self) -> None:
-        s = self.samples
-        if self._power:
-            s.power.append((time.perf_counter_ns(), self._gpu.power_mw()))
-        sm, mem = self._gpu.clocks_mhz()
-        s.sm_mhz.append(sm)
-        s.mem_mhz.append(mem)
-        s.reasons |= self._gpu.clock_event_reasons()
-
-    def _loop(self) -> None:
-        try:
-            while not self._stop.wait(self._interval):
-                self._sample()
-        except BaseException as exc:  # reported by stop(), in the measuring thread
-            self.samples.error = exc
-
-    def start(self) -> None:
-        self._sample()
-        self._thread.start()
-
-    def stop(self) -> _Samples:
-        self._stop.set()
-        self._thread.join()
-        if self.samples.error is not None:
-            raise self.samples.error
-        return self.samples
-
-
-@dataclass
-class Measurement:
-    """One repetition: wall time (ns) of the command, energy (J) and how it was found."""
-
-    setting: Setting
-    repetition: int
-    started_ns: int  # wall-clock time (ns since the epoch) the command started
-    time_ns: int
-    energy_j: float
-    energy_from_counter: bool
-    lock_method: str
-    samples: _Samples
-
-
-def run_once(gpu: Gpu, command: Sequence[str], setting: Setting, repetition: int,
-             lock_method: str, interval_s: float = SAMPLE_INTERVAL_S) -> Measurement:
-    """Run ``command`` once at the clocks already set and measure it (``repetition`` -1: a
-    warm-up run, so named in errors). Raises GpudbError when it cannot start or exits
-    non-zero; an exception (Ctrl-C) while it runs ends it."""
-    before = gpu.energy_mj()
-    sampler = _Sampler(gpu, power=before is None, interval_s=interval_s)
-    started = time.time_ns()
-    sampler.start()
-    start = sampler.samples.power[0][0] if before is None else time.perf_counter_ns()
-    try:
-        proc = subprocess.Popen(list(command))
-    except OSError as exc:
-        sampler.stop()
-        raise GpudbError(f"cannot run {command[0]}: {exc.strerror or exc}") from None
-    try:
-        status = proc.wait()
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        sampler.stop()
-        raise
-    end = time.perf_counter_ns()
-    after = gpu.energy_mj() if before is not None else None
-    samples = sampler.stop()
-    if status != 0:
-        which = "warm-up run" if repetition < 0 else f"repetition {repetition + 1}"
-        raise GpudbError(f"{shlex.join(command)} exited with status {status} at core "
-                         f"{setting.core_mhz} MHz, memory {setting.mem_mhz} MHz ({which}); "
-                         "this setting is not stored")
-    if before is None:
-        energy = integrate_power(samples.power, end)
-    else:
-        energy = (after - before) * 1e-3
-    # derived quantities checked before anything is stored: a counter that went back (reset,
-    # wrapped) or a power reading out of range gives an energy no run can hold
-    if not (math.isfinite(energy) and energy >= 0 and end > start
-            and math.isfinite(energy / ((end - start) * 1e-9))):
-        which = "warm-up run" if repetition < 0 else f"repetition {repetition + 1}"
-        source = ("the energy counter" if before is not None
-                  else "the power samples")
-        raise GpudbError(f"{source} gave {energy!r} J over {end - start} ns at core "
-                         f"{setting.core_mhz} MHz, memory {setting.mem_mhz} MHz ({which}), "
-                         "not a finite energy >= 0 over a positive time; this setting is not "
-                         "stored")
-    return Measurement(setting, repetition, started, end - start, energy, before is not None,
-                       lock_method, samples)
-
-
-CLOCK_TOLERANCE = 0.01  # relative: NVML reads clocks in whole MHz
-
-
-def check_clocks(setting: Setting, measurements: Sequence[Measurement]) -> None:
-    """Refuse a setting whose runs would carry a wrong label: at some sample the GPU ran its
-    SMs or its memory faster than the clock set, or its memory never reached the clock set.
-    A clock below the one set at some samples is throttling or an idle dip between runs
-    (which the first sample, taken before the command starts, can catch); the clock-event
-    reasons record it. NVML can accept clocks the GPU does not apply: an H200 took
-    application clocks with memory at 2201 MHz and ran at 3201 MHz."""
-    sm = max(v for m in measurements for v in m.samples.sm_mhz)
-    mem = max(v for m in measurements for v in m.samples.mem_mhz)
-    wrong = []
-    if sm > setting.core_mhz * (1 + CLOCK_TOLERANCE):
-        wrong.append(f"SMs at up to {sm:.0f} MHz")
-    if mem > setting.mem_mhz * (1 + CLOCK_TOLERANCE):
-        wrong.append(f"memory at up to {mem:.0f} MHz")
-    elif mem < setting.mem_mhz * (1 - CLOCK_TOLERANCE):
-        wrong.append(f"memory at no more than {mem:.0f} MHz")
-    if wrong:
-        raise GpudbError(f"at core {setting.core_mhz} MHz, memory {setting.mem_mhz} MHz the GPU "
-                         f"ran with {' and '.join(wrong)}: NVML accepted the clocks but the GPU "
-                         "did not hold them (a --warmup run lets a new clock settle); this "
-                         "setting is not stored")
-
-
 @contextmanager
 def _no_interrupts() -> Iterator[None]:
     """Ctrl-C held back during the block (the restore of the clocks), delivered after it."""
@@ -500,94 +283,6 @@ def _no_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
     if caught:
         raise KeyboardInterrupt
-
-
-def gpu_id_of(name: str) -> str:
-    """gpu_id of an NVML device name: "NVIDIA A100-SXM4-40GB" -> "nvidia-a100-sxm4-40gb"."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-
-
-@dataclass
-class Target:
-    """Where the runs go: experiment, GPU row, kernel row."""
-
-    experiment: str
-    gpu_id: str
-    kernel: str
-    suite: str
-    n_sm: int
-
-
-def _check_target(con: duckdb.DuckDBPyConnection, target: Target) -> None:
-    stored = first_row(con.execute(
-        "SELECT simulator, (SELECT count(*) FROM run WHERE experiment_id = e.experiment_id AND "
-        "source = 'sim') FROM experiment AS e WHERE experiment_id = ?",
-        [experiment_id(target.experiment)]))
-    if stored is not None and (stored[0] or stored[1]):
-        raise GpudbError(f"experiment {target.experiment!r} holds simulated runs: choose "
-                         "another --experiment")
-    have = first_row(con.execute("SELECT n_sm FROM gpu WHERE gpu_id = ?", [target.gpu_id]))
-    if have is not None and have[0] != target.n_sm:
-        raise GpudbError(f"GPU {target.gpu_id!r} in the database has {have[0]} SMs, this one "
-                         f"{target.n_sm}: name another with --gpu")
-
-
-def _run_row(m: Measurement, target: Target, gpu: Gpu, exp_id: str,
-             command_hash: str) -> tuple[dict, list[dict]]:
-    kernel_id = f"{target.suite}/{target.kernel}"
-    s = m.setting
-    # A measurement is unique by the GPU and the moment it started, the rest is what it saw.
-    run_id = hashlib.md5("|".join(
-        ["measured", gpu.uuid, kernel_id, str(s.core_mhz), str(s.mem_mhz), command_hash,
-         str(m.started_ns), str(m.time_ns), repr(m.energy_j)]).encode()).hexdigest()
-    run = {"run_id": run_id, "experiment_id": exp_id, "source": "measured",
-           "kernel_id": kernel_id, "gpu_id": target.gpu_id, "policy": "fixed",
-           "core_mhz": float(s.core_mhz), "mem_mhz": float(s.mem_mhz), "n_sm": target.n_sm,
-           "time_ns": float(m.time_ns), "energy_j": m.energy_j, "input_hash": command_hash}
-    smp = m.samples
-    values = {
-        "repetition": m.repetition, "samples": len(smp.sm_mhz),
-        "observed_sm_mhz_mean": sum(smp.sm_mhz) / len(smp.sm_mhz),
-        "observed_sm_mhz_min": min(smp.sm_mhz), "observed_sm_mhz_max": max(smp.sm_mhz),
-        "observed_mem_mhz_mean": sum(smp.mem_mhz) / len(smp.mem_mhz),
-        "observed_mem_mhz_min": min(smp.mem_mhz),
-        "clock_event_reasons": smp.reasons,
-        "avg_power_w": m.energy_j / (m.time_ns * 1e-9),
-        "energy_from_counter": float(m.energy_from_counter),
-        "clocks_locked": float(m.lock_method == "locked")}
-    metrics = [{"run_id": run_id, "name": k, "value": float(v)} for k, v in values.items()]
-    return run, metrics
-
-
-def store(con: duckdb.DuckDBPyConnection, measurements: Sequence[Measurement], target: Target,
-          gpu: Gpu, command: Sequence[str]) -> int:
-    """Write the measurements as runs with their metrics, and the GPU (name, SMs, default
-    clocks, its supported clocks as P-states), kernel and experiment rows they need, in one
-    transaction. Returns the runs added."""
-    exp_id = experiment_id(target.experiment)
-    command_hash = hashlib.sha256(json.dumps(list(command)).encode()).hexdigest()
-    rows = [_run_row(m, target, gpu, exp_id, command_hash) for m in measurements]
-    core, mem = gpu.default_clocks()
-    supported = gpu.supported_clocks()
-    with atomic(con):
-        ensure_experiment(con, target.experiment, "measured with gpudb measure (NVML)")
-        if insert_missing(con, "gpu", pa.Table.from_pylist([{
-                "gpu_id": target.gpu_id, "name": gpu.name, "n_sm": target.n_sm,
-                "nominal_core_mhz": core, "nominal_mem_mhz": mem,
-                "config": json.dumps({"nvml_name": gpu.name, "uuid": gpu.uuid})}])):
-            pstates = sorted({("core", float(c)) for cs in supported.values() for c in cs}
-                             | {("mem", float(m)) for m in supported})
-            insert_missing(con, "pstate", pa.table({
-                "gpu_id": [target.gpu_id] * len(pstates), "domain": [d for d, _ in pstates],
-                "freq_mhz": [f for _, f in pstates]}))
-        insert_missing(con, "kernel", pa.Table.from_pylist([{
-            "kernel_id": f"{target.suite}/{target.kernel}", "name": target.kernel,
-            "suite": target.suite, "description": f"measured: {shlex.join(command)}",
-            "spec": json.dumps({"command": list(command)})}]))
-        added = insert_runs(con, pa.Table.from_pylist([r for r, _ in rows])).runs
-        insert_metrics(con, pa.Table.from_pylist([x for _, ms in rows for x in ms]),
-                       skip_stored=False)
-    return added
 
 
 def measure(con: duckdb.DuckDBPyConnection, gpu: Gpu, command: Sequence[str],
@@ -640,21 +335,3 @@ def measure(con: duckdb.DuckDBPyConnection, gpu: Gpu, command: Sequence[str],
     return added
 
 
-def kernel_name(command: Sequence[str]) -> str:
-    """The default kernel name: the command's file name without its directory."""
-    return Path(command[0]).name if command else ""
-
-
-def sm_count(gpu: Gpu, given: int | None) -> int:
-    """SMs: ``given`` (--sms), else NVML's; GpudbError when neither says."""
-    if given is not None:
-        return given
-    found = gpu.sm_count()
-    if found is None:
-        raise GpudbError(f"NVML does not report {gpu.name}'s SM count: give it with --sms")
-    return found
-
-
-def default_experiment(gpu_id: str) -> str:
-    """Default experiment name: 'measured-<gpu_id>', one per GPU model."""
-    return f"measured-{gpu_id}"

@@ -26,18 +26,25 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-from gpudb.store import udfs
+from gpudb.store import trust, udfs
+from gpudb.store.base import (  # noqa: F401 - the store's names, imported from here too
+    DEFAULT_DB,
+    MEMORY,
+    GpudbError,
+    Migration,
+    atomic,
+    default_path,
+    first_row,
+    interrupted,
+    migrations,
+    schema_version,
+)
 from gpudb.store.resources import resource_dir
 
-DEFAULT_DB = "gpudb.duckdb"
-MEMORY = ":memory:"
-
-_MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _VIEW = re.compile(r"CREATE OR REPLACE VIEW", re.IGNORECASE)
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
@@ -53,54 +60,6 @@ CREATE TABLE IF NOT EXISTS gpudb_meta (
     value  TEXT
 );
 """
-
-
-def first_row(result: duckdb.DuckDBPyConnection) -> tuple | None:
-    """The first row of an executed statement, reading the result to its end: DuckDB 2.0
-    refuses other work on a connection while a result is partly fetched."""
-    rows = result.fetchall()
-    return rows[0] if rows else None
-
-
-@contextmanager
-def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Run the block in one transaction: COMMIT when it ends, ROLLBACK and re-raise when it
-    raises (Ctrl-C included), so it writes all or nothing. DuckDB has no nested transactions:
-    code called inside the block must not open one."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        yield con
-    except BaseException as exc:
-        stopped = isinstance(exc, KeyboardInterrupt) or interrupted(exc)
-        try:
-            con.execute("ROLLBACK")
-        except duckdb.Error:
-            # Ctrl-C or SIGTERM inside a fetch leaves a result DuckDB will not roll back
-            # over; the transaction ends uncommitted when the connection closes
-            if not stopped:
-                raise
-        if stopped and not isinstance(exc, KeyboardInterrupt):
-            raise KeyboardInterrupt from None
-        raise
-    # Outside the try: a COMMIT that fails has already ended the transaction.
-    try:
-        con.execute("COMMIT")
-    except RuntimeError as exc:
-        if interrupted(exc):
-            raise KeyboardInterrupt from None
-        raise
-
-
-def interrupted(exc: BaseException) -> bool:
-    """Whether ``exc`` is Ctrl-C arriving while DuckDB ran a statement: DuckDB's Python
-    client then raises RuntimeError('Query interrupted'), not KeyboardInterrupt, which
-    callers turn back into the KeyboardInterrupt it was (a sweep keeps its finished runs and
-    exits 130 instead of a traceback)."""
-    return type(exc) is RuntimeError and str(exc) == "Query interrupted"
-
-
-class GpudbError(Exception):
-    """An error with a one-line message meant for the user (the CLI prints it as is)."""
 
 
 class _TimeBound:
@@ -170,37 +129,6 @@ def ran_over() -> str | None:
                     f"database (--timeout-s or GPUDB_TIMEOUT_S; 0: none), while "
                     f"{bound.doing}")
     return None
-
-
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    name: str
-    sql: str
-
-
-def default_path() -> str:
-    """The database a command uses when none is given: $GPUDB_DB or ./gpudb.duckdb."""
-    return os.environ.get("GPUDB_DB") or DEFAULT_DB
-
-
-def migrations() -> list[Migration]:
-    """The migrations this gpudb ships, in version order."""
-    found = []
-    for path in sorted(resource_dir("schema").glob("*.sql")):
-        match = _MIGRATION_NAME.match(path.name)
-        if not match:
-            raise GpudbError(f"badly named migration {path.name} (want NNNN_description.sql)")
-        found.append(Migration(int(match.group(1)), match.group(2), path.read_text()))
-    versions = [m.version for m in found]
-    if len(set(versions)) != len(versions):
-        raise GpudbError("two migrations share a version number")
-    return found
-
-
-def schema_version() -> int:
-    """The newest schema version this gpudb knows."""
-    return max(m.version for m in migrations())
 
 
 def view_files() -> list[Path]:
@@ -370,8 +298,6 @@ def _apply_views(con: duckdb.DuckDBPyConnection, read_only: bool) -> None:
     sqls = [view_sql(path) for path in files]
     names = [_view_name(sql).lower() for sql in sqls]
     digest = _views_digest(files)
-    from gpudb.store import trust  # trust imports this module
-
     own = trust.file_catalog(con)
     stored = _stored_views(con, own)
     canonical = _CANONICAL.get(digest)
@@ -414,8 +340,6 @@ def connection_config() -> dict:
     DuckDB refuses a second configuration for a file already open): locked down
     (gpudb.store.trust.locked_down) with DuckDB's memory limit from $GPUDB_MEMORY_LIMIT (e.g. 4GB;
     unset: DuckDB's own, 80% of the memory)."""
-    from gpudb.store import trust  # trust imports this module
-
     config = dict(trust.locked_down())
     if os.environ.get("GPUDB_MEMORY_LIMIT"):
         config["memory_limit"] = os.environ["GPUDB_MEMORY_LIMIT"]
@@ -435,8 +359,6 @@ def connect(path: str | os.PathLike | None = None,
     schema mismatches. A file this call created is removed again when it fails.
     """
     from gpudb import __version__
-    from gpudb.store import trust  # trust imports this module
-
     target = str(path) if path is not None else default_path()
     trust.refuse_non_database(target)
     if target != MEMORY and read_only and not Path(target).exists():

@@ -12,7 +12,7 @@ import json
 
 import duckdb
 
-from gpudb.store.db import atomic, first_row
+from gpudb.store.base import atomic, first_row
 
 TABLE = "prediction_materialized"
 _META_KEY = "prediction_materialized"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpudb.present.output import error_line, fetch
+from gpudb.store.base import error_line
 from gpudb.store.db import GpudbError
 from gpudb.store.resources import resource_dir
 
@@ -64,6 +64,25 @@ class StoredQuery:
             return f"${match.group(5)}" if match.group(5) else match.group(0)
 
         return _TOKENS.sub(swap, self.sql), {p: values.get(p) for p in self.params}
+
+
+def fetch(con: duckdb.DuckDBPyConnection, sql: str,
+          params: dict | None = None) -> tuple[list[str], list[tuple]]:
+    """Run ``sql`` (several statements run in order; the last one's rows count) and fetch
+    its column names and rows for printing. A TIMESTAMPTZ value comes as DuckDB's text of it
+    (DuckDB's Python conversion of one needs pytz, which gpudb does without)."""
+    rel = con.sql(sql, params=params) if params else con.sql(sql)
+    if rel is None:  # a statement without a result
+        return [], []
+    columns = list(rel.columns)
+    if any("TIMESTAMP WITH TIME ZONE" in str(t) for t in rel.types):
+        exprs = []
+        for i, (name, kind) in enumerate(zip(columns, rel.types, strict=True), 1):
+            alias = '"' + name.replace('"', '""') + '"'
+            zoned = "TIMESTAMP WITH TIME ZONE" in str(kind)
+            exprs.append(f"CAST(#{i} AS VARCHAR) AS {alias}" if zoned else f"#{i} AS {alias}")
+        rel = rel.project(", ".join(exprs))
+    return columns, rel.fetchall()
 
 
 def _per_predictor(sql: str) -> str:

@@ -7,8 +7,8 @@ tables: a ``--db`` that is not a DuckDB database is refused saying what it is
 (:func:`refuse_non_database`, :func:`refuse_in_memory`), as is another program's DuckDB file
 (:func:`refuse_foreign_duckdb`) and a file whose macros would replace gpudb's functions or
 DuckDB's own (:func:`refuse_shadowing`). :func:`no_new_file_on_error` lets a failed command
-leave no new file, and :func:`foreign_objects` lists what a file carries beyond gpudb's
-schema (``gpudb info``). gpudb's views are checked on every open in gpudb.store.db.
+leave no new file (what a file carries beyond gpudb's schema, for ``gpudb info``, is
+:mod:`gpudb.store.foreign`'s). gpudb's views are checked on every open in gpudb.store.db.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpudb.store.db import MEMORY, GpudbError, connect, default_path, first_row
+from gpudb.store.base import MEMORY, GpudbError, default_path, first_row, migrations
 
 # The settings gpudb's own code changes on a connection (progress bar off, ingest's insertion
 # order, bench's threads): the only ones lock_configuration leaves settable.
@@ -186,14 +186,22 @@ def no_new_file_on_error(path: str | os.PathLike | None,
         raise
 
 
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for error messages."""
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
 def read_regular(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
     """The bytes of the regular file ``path``, ``what`` it should be ("a calibration file
     (TOML)"), of at most ``max_bytes``. Opened without blocking and checked on the open
     descriptor, so a FIFO cannot hang the command and /dev/zero cannot fill memory; a
     directory, device, FIFO, socket, missing, unreadable or larger file is a GpudbError of
     one line."""
-    from gpudb.sources.mapping import file_kind  # mapping's own reader does the same for mappings
-
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
@@ -280,7 +288,6 @@ def _table_names() -> frozenset[str]:
     statements, the bookkeeping tables and the materialised predictions)."""
     import re
 
-    from gpudb.store.db import migrations
     from gpudb.store.materialize import TABLE as MATERIALIZED
 
     names = {m.lower() for migration in migrations() for m in re.findall(
@@ -324,80 +331,3 @@ def refuse_foreign_duckdb(con: duckdb.DuckDBPyConnection, target: str) -> None:
     if held:
         raise GpudbError(f"{target} is a DuckDB database of something else (it holds "
                          f"{held[0]!r} and no gpudb_migration table), not a gpudb database")
-
-
-def _catalog(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, set]:
-    """The objects of one database by kind (names qualified by schema outside main) and
-    its columns' defaults {(table, column): default}."""
-    def rows(sql: str) -> list[tuple]:
-        return con.execute(sql, [database]).fetchall()
-
-    def named(schema: str, name: str) -> str:
-        return name if schema == "main" else f"{schema}.{name}"
-
-    found: dict[str, set] = {
-        "schema": {r[0] for r in rows("SELECT schema_name FROM system.main.duckdb_schemas() "
-                                      "WHERE database_name = ? AND NOT internal")
-                   if r[0] != "main"},
-        "table": {named(*r) for r in rows("SELECT schema_name, table_name FROM "
-                                          "system.main.duckdb_tables() WHERE database_name = ?")},
-        "view": {named(*r) for r in rows("SELECT schema_name, view_name FROM "
-                                         "system.main.duckdb_views() WHERE database_name = ? "
-                                         "AND NOT internal")},
-        "sequence": {named(*r) for r in rows("SELECT schema_name, sequence_name FROM "
-                                             "system.main.duckdb_sequences() "
-                                             "WHERE database_name = ?")},
-        "type": {named(*r) for r in rows("SELECT schema_name, type_name FROM "
-                                         "system.main.duckdb_types() WHERE database_name = ? "
-                                         "AND NOT internal")},
-        "index": {named(*r) for r in rows("SELECT schema_name, index_name FROM "
-                                          "system.main.duckdb_indexes() WHERE database_name = ?")},
-    }
-    for schema, name, kind in rows("SELECT DISTINCT schema_name, function_name, function_type "
-                                   "FROM system.main.duckdb_functions() "
-                                   "WHERE database_name = ?"):
-        found.setdefault("table macro" if kind == "table_macro" else "macro" if kind == "macro"
-                         else f"{kind} function", set()).add(named(schema, name))
-    found["column"] = {(named(schema, table), column, default) for schema, table, column, default
-                       in rows("SELECT schema_name, table_name, column_name, column_default "
-                               "FROM system.main.duckdb_columns() WHERE database_name = ? "
-                               "AND NOT internal")}
-    return found
-
-
-@cache
-def _shipped() -> dict[str, set]:
-    """What gpudb itself puts in a database: a fresh in-memory one's catalog."""
-    con = connect(MEMORY)
-    try:
-        return _catalog(con, file_catalog(con))
-    finally:
-        con.close()
-
-
-def foreign_objects(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
-    """The database's own objects that gpudb does not ship, as (kind, name) in name order:
-    views, macros, tables, schemas, sequences, types and indexes, extra columns of gpudb's
-    tables, and columns whose default differs from gpudb's. `gpudb info` lists them, so a user
-    sees what a teammate's file carries beyond gpudb's data (none of it can touch files: every
-    connection is locked down, and names that would replace gpudb's are refused on open)."""
-    from gpudb.store.materialize import TABLE as MATERIALIZED
-
-    shipped = _shipped()
-    here = _catalog(con, file_catalog(con))
-    found = []
-    for kind, names in here.items():
-        if kind == "column":
-            continue
-        extra = names - shipped.get(kind, set()) - ({MATERIALIZED} if kind == "table" else set())
-        found += [(kind, name) for name in extra]
-    gpudb_tables = shipped["table"]
-    defaults = {(t, c): d for t, c, d in shipped["column"]}
-    for table, column, default in here["column"]:
-        if table not in gpudb_tables:
-            continue
-        if (table, column) not in defaults:
-            found.append(("column", f"{table}.{column}"))
-        elif defaults[(table, column)] != default:
-            found.append(("column default", f"{table}.{column} = {default}"))
-    return sorted(found, key=lambda item: (item[1], item[0]))

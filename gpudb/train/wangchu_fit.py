@@ -167,7 +167,7 @@ def fit(rows: Rows, start: dict[str, float] | None = None, restarts: int = 4) ->
         from scipy.optimize import least_squares
     except ImportError:
         raise GpudbError("fitting Wang & Chu's parameters needs scipy: pip install "
-                         "'gpudb[ml]'") from None
+                         "'gpudb-dvfs[ml]'") from None
     start = starting_values(start)
     x0 = np.log([start[k] for k in FREE])
 

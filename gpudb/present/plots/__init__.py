@@ -1,4 +1,4 @@
-"""`gpudb plot`: the stored analyses as figures, drawn with matplotlib (extra ``gpudb[plot]``).
+"""`gpudb plot`: the stored analyses as figures, drawn with matplotlib (extra ``gpudb-dvfs[plot]``).
 
 Every module of this package may declare ``PLOTS``, a tuple of :class:`Plot`: the stored
 queries a plot reads (run through gpudb.store.queries, like `gpudb query`), the paper figure it
@@ -27,7 +27,7 @@ import duckdb
 from gpudb.store.db import GpudbError
 
 SUFFIXES = (".png", ".svg", ".pdf")
-INSTALL_HINT = "plotting needs matplotlib: pip install 'gpudb[plot]'"
+INSTALL_HINT = "plotting needs matplotlib: pip install 'gpudb-dvfs[plot]'"
 
 
 @dataclass(frozen=True)

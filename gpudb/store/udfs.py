@@ -1,6 +1,5 @@
 """The SQL functions gpudb registers on every connection it opens: those the predictor
-modules declare (gpudb.predictors.udfs()) and the guard's trace replay (guard_replay,
-gpudb.control.guard), which queries/controller_replay.sql calls.
+modules declare (gpudb.predictors.udfs()).
 
 DuckDB keeps a Python UDF in the database instance, shared by every connection to the same
 file in one process, and refuses to register a name twice; so :func:`register` adds only the
@@ -17,24 +16,16 @@ from __future__ import annotations
 
 import duckdb
 
-from gpudb.predictors import Udf
-from gpudb.predictors import udfs as predictor_udfs
-
-
-def gpudb_udfs() -> tuple[Udf, ...]:
-    """Every SQL function gpudb registers."""
-    from gpudb.control.guard import UDFS as guard_udfs
-
-    return (*predictor_udfs(), *guard_udfs)
+from gpudb.predictors import udfs
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
     """Register every UDF this database instance does not have yet."""
-    names = [udf.name for udf in gpudb_udfs()]
+    names = [udf.name for udf in udfs()]
     present = {row[0] for row in con.execute(
         "SELECT DISTINCT function_name FROM duckdb_functions() WHERE function_name IN "
         "(SELECT unnest(?::TEXT[]))", [names]).fetchall()}
-    for udf in gpudb_udfs():
+    for udf in udfs():
         if udf.name not in present:
             con.create_function(udf.name, udf.function, list(udf.params), udf.returns,
                                 type="arrow", side_effects=False,

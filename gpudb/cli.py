@@ -423,7 +423,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 
         gpudb ingest-log rooflinedvfs-logs/ --experiment rooflinedvfs
     """
-    from gpudb.ingest_log import ingest_logs, read_logs
+    from gpudb.ingest_log import ingest_logs, read_logs, size_note
 
     # the logs first: one refused, or a command killed while reading, leaves no new file
     read = read_logs(list(paths), power_report)
@@ -442,6 +442,8 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
         + (f"; {r.counters_left_out} counter values left out (the counter went down: reset "
            "by the simulator)" if r.counters_left_out else "")
         + ("" if r.power_report else "; no power report: energy not known")))
+    if note := size_note(reports):
+        echo(note)
 
 
 def _numbers(kind):

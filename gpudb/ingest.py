@@ -72,7 +72,15 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from gpudb.db import GpudbError, atomic, first_row, whoami
-from gpudb.mapping import FRACTION_INPUTS, Derived, Mapping, file_kind
+from gpudb.mapping import (
+    FRACTION_INPUTS,
+    GPU_COLUMNS,
+    Derived,
+    Mapping,
+    file_kind,
+    gpu_column_key,
+    names_gpu,
+)
 from gpudb.runs import (
     ensure_experiment,
     experiment_id,
@@ -389,6 +397,42 @@ def _check_names(path: Path, mapping: Mapping, names: list[str]) -> None:
                           f"[metrics] ignore of {mapping.path} to leave it out")
 
 
+_INDEX = re.compile(r"\s*\d+\s*")  # a device index (nvidia-smi's 'index'), not a name
+
+
+def _check_file_gpu(path: Path, lines: np.ndarray | None, mapping: Mapping,
+                    raw: pa.Table) -> None:
+    """Where the file says which GPU it measured (the [gpu] column of the mapping, or a
+    column named like gpudb.mapping.GPU_COLUMNS), every value must name the mapping's GPU
+    (gpudb.mapping.names_gpu): a mapping of another GPU would store the file's runs under
+    the wrong gpu_id. A column found by its name whose values are all whole numbers is a device
+    index, not a name, and is left alone."""
+    gpu = mapping.gpu
+    named = gpu.get("column")
+    if named is not None and named not in raw.column_names:
+        raise IngestError(f"{path}: column {named!r} ([gpu] column of {mapping.path}) is "
+                          "missing")
+    for column in raw.column_names:
+        if column != named and (column in mapping.kernel
+                                or gpu_column_key(column) not in GPU_COLUMNS):
+            continue
+        try:
+            text = pc.utf8_trim_whitespace(pc.cast(raw.column(column), pa.string()))
+        except pa.ArrowException:
+            continue  # not text: names nothing
+        values = [v for v in pc.unique(text).to_pylist() if v]
+        if column != named and all(_INDEX.fullmatch(v) for v in values):
+            continue
+        for value in values:
+            if not names_gpu(value, gpu):
+                row = pc.index(text, value).as_py() + 1
+                shown = value if len(value) <= 80 else value[:77] + "..."
+                raise IngestError(
+                    f"{_where(path, lines, row, column)}: the file measured {shown!r}, which "
+                    f"is not the GPU of {mapping.path} ([gpu] {gpu['gpu_id']!r}, "
+                    f"{gpu['name']!r}): use that GPU's mapping, or a [gpu] naming it")
+
+
 def _normalise(path: Path, lines: np.ndarray | None, table: pa.Table, required: set[str]
                ) -> pa.Table:
     """Columns as types the SQL checks handle: numbers (int, float) and text. Dictionaries
@@ -432,6 +476,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
     if raw.num_rows == 0:
         raise IngestError(f"{path}: no data rows")
     _check_names(path, mapping, raw.column_names)
+    _check_file_gpu(path, lines, mapping, raw)
     mapping, full = _computed(path, lines, mapping, raw)
     mapped = mapping.mapped_columns()
     candidates = {c for c in raw.column_names if c not in mapped

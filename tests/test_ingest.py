@@ -536,3 +536,66 @@ def test_a_thousand_columns_ingest_in_bounded_memory(tmp_path):
             (columns, sum(i * 0.5 + k for i in range(columns) for k in range(4)))]
     finally:
         con.close()
+
+
+def _v100_saying(tmp_path: Path, column: str, board: str) -> Path:
+    """The published V100 profile (200 rows) with a column naming the GPU it was measured on
+    appended, as nvidia-smi or a logging script writes it (the published file has none)."""
+    lines = real_file("v100-dvfs-real-profile.csv").read_text().splitlines()
+    data = tmp_path / "v100-saying.csv"
+    data.write_text("\n".join([f"{lines[0]},{column}", *(f"{x},{board}" for x in lines[1:])])
+                    + "\n")
+    return data
+
+
+@pytest.mark.parametrize("column, board, gpu_id", [
+    ("gpu_name", "GeForce RTX 2070 SUPER", None),  # another GPU: refused
+    ("GPU Name", "Tesla V100-PCIE-32GB", "v100"),  # the V100, as nvidia-smi names it
+    ("gpu", "0", "v100"),                           # a device index names no GPU: left alone
+])
+def test_a_mapping_gpu_contradicting_the_file_s_own_gpu_is_refused(fresh_db, tmp_path, column,
+                                                                   board, gpu_id):
+    """Issue 30: the v100 mapping ingested a file of another GPU silently as `v100`. Where
+    the file names its GPU, the mapping's [gpu] must name the same one: one line, nothing
+    written."""
+    data = _v100_saying(tmp_path, column, board)
+    before = row_counts(fresh_db)
+    result = CliRunner().invoke(cli, ["--db", str(fresh_db), "ingest", str(data), "--mapping",
+                                      str(MAPPINGS / "v100-profile.toml")])
+    if gpu_id is None:
+        assert result.exit_code == 1
+        assert result.output.splitlines() == [
+            f"Error: {data}: row 1 (line 2), column 'gpu_name': the file measured 'GeForce RTX "
+            f"2070 SUPER', which is not the GPU of {MAPPINGS / 'v100-profile.toml'} ([gpu] "
+            "'v100', 'Tesla V100'): use that GPU's mapping, or a [gpu] naming it"]
+        assert row_counts(fresh_db) == before
+        return
+    assert result.exit_code == 0, result.output
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        assert con.execute("SELECT gpu_id, count(*) FROM run GROUP BY ALL").fetchall() == [
+            (gpu_id, 200)]
+    finally:
+        con.close()
+
+
+def test_the_mapping_names_the_column_that_names_the_gpu(tmp_path, fresh_db):
+    """[gpu] column names a column of any name; one row of another GPU (row 3) is enough."""
+    data = tmp_path / "boards.csv"
+    rows = TINY_CSV.strip().splitlines()
+    boards = ["board", *["Tiny Test GPU rev 2"] * (len(rows) - 1)]
+    boards[3] = "Huge GPU"
+    data.write_text("\n".join(f"{r},{b}" for r, b in zip(rows, boards, strict=True)) + "\n")
+    mapping = tmp_path / "board.toml"
+    mapping.write_text(TINY_MAPPING.replace("n_sm = 2", 'n_sm = 2\ncolumn = "board"', 1))
+    assert 'column = "board"' in mapping.read_text()
+    _refused(fresh_db, [data], mapping, re.escape(
+        f"{data}: row 3 (line 4), column 'board': the file measured 'Huge GPU', which is not "
+        f"the GPU of {mapping} ([gpu] 'tiny', 'tiny test GPU')"))
+    data.write_text(data.read_text().replace("Huge GPU", "tiny test gpu"))
+    other = tmp_path / "other.toml"
+    other.write_text(TINY_MAPPING.replace("n_sm = 2", 'n_sm = 2\ncolumn = "gpu"', 1))
+    _refused(fresh_db, [data], other, re.escape(
+        f"{data}: column 'gpu' ([gpu] column of {other}) is missing"))
+    [report] = _ingest(fresh_db, [data], mapping)
+    assert report.runs_added == len(rows) - 1

@@ -1579,7 +1579,10 @@ def _readable_demo(obj: Context, scope) -> None:
             "slow and worst: its mean and worst kernel's slowdown %:")
     output_rows(objectives.columns, objectives.rows, "table")
     if written:
-        echo("\nfigures:\n" + "\n".join(f"  {path}" for path in written))
+        echo("\nfigures, each with the command that draws it again:")
+        for path, (name, params) in zip(written, figures, strict=True):
+            echo(f"  {path}\n" + textwrap.indent(
+                demo.redraw_command(name, params, path.name, DEMO_WIDTH - 4), "    "))
     else:
         echo(f"\nno figures: {skipped}")
     echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=DEMO_WIDTH))

@@ -216,10 +216,25 @@ def _exit_on_stop():
         with stop_on_signals() as fired:
             yield
     except KeyboardInterrupt as stop:
-        signum = getattr(stop, "signum", None) or (fired[0] if fired else None)
-        if signum is None:
-            raise  # Ctrl-C: click says "Aborted!"
+        # Ctrl-C too: one line and 130, not click's "Aborted!" and 1
+        signum = getattr(stop, "signum", None) or (fired[0] if fired else signal.SIGINT)
         echo(f"interrupted ({signal.Signals(signum).name}): nothing written", err=True)
+        sys.exit(128 + signum)
+
+
+@contextlib.contextmanager
+def _exit_on_interrupt():
+    """The commands that keep finished work say what they kept where they stop; a Ctrl-C
+    anywhere else in them (before their work, between its steps) ends in one line and exit
+    130 as well, not click's "Aborted!" and 1."""
+    import signal
+
+    try:
+        yield
+    except KeyboardInterrupt as stop:
+        signum = getattr(stop, "signum", None) or signal.SIGINT
+        echo(f"interrupted ({signal.Signals(signum).name}): what finished before it is kept",
+             err=True)
         sys.exit(128 + signum)
 
 
@@ -257,6 +272,8 @@ def cli(ctx, db_path, read_only, wide, timeout_s):
         # interrupt install this around their own work); outside the next, which removes
         # the new file on the way out
         ctx.with_resource(_exit_on_stop())
+    else:
+        ctx.with_resource(_exit_on_interrupt())
     ctx.with_resource(trust.no_new_file_on_error(db_path, on_interrupt=all_or_nothing))
     if ctx.invoked_subcommand in TIME_BOUNDED:
         ctx.with_resource(db.time_bound(timeout_s))

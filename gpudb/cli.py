@@ -462,7 +462,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
            "by the simulator)" if r.counters_left_out else "")
         + ("" if r.power_report else "; no power report: energy not known")))
     if note := size_note(reports):
-        echo(note)
+        echo(printable(note))  # program names from the logs
 
 
 def _numbers(kind):

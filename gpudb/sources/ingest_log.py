@@ -52,7 +52,6 @@ from gpudb.sources.gpgpusim_log import (
     parse_log,
     parse_power_report,
 )
-from gpudb.present.output import printable
 from gpudb.sources.ingest import file_sha256
 from gpudb.store.db import atomic, first_row, whoami
 from gpudb.store.runs import (
@@ -190,12 +189,12 @@ def app_names(con: duckdb.DuckDBPyConnection, parsed: list[SimLog], suite: str
 
 
 def size_note(reports: list[LogReport]) -> str | None:
-    """One line naming the programs whose kernels kept their input-size suffix, or None."""
+    """One line naming the programs whose kernels kept their input-size suffix, or None
+    (names from the logs: print it escaped, gpudb.present.output.printable)."""
     kept = sorted({r.size_kept for r in reports if r.size_kept})
     if not kept:
         return None
-    return (f"kept the input-size suffix in the kernel names of "
-            f"{', '.join(map(printable, kept))}: the "
+    return (f"kept the input-size suffix in the kernel names of {', '.join(kept)}: the "
             "program has logs (or stored kernels) of other input sizes, or is stored so")
 
 

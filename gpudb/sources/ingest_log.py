@@ -178,12 +178,12 @@ def app_names(con: duckdb.DuckDBPyConnection, parsed: list[SimLog], suite: str
         if size is None:
             names[full] = full
             continue
-        stored = con.execute(
-            "SELECT kernel_id, json_extract_string(spec, '$.input_size') FROM kernel "
-            "WHERE starts_with(kernel_id, ?) OR starts_with(kernel_id, ?) LIMIT 100",
-            [f"{suite}/{app}:", f"{suite}/{full}:"]).fetchall()
-        as_full = any(k.startswith(f"{suite}/{full}:") for k, _ in stored)
-        other = any(k.startswith(f"{suite}/{app}:") and s != size for k, s in stored)
+        as_full, other = first_row(con.execute(
+            "SELECT coalesce(bool_or(starts_with(kernel_id, $full)), false), "
+            "coalesce(bool_or(starts_with(kernel_id, $bare) AND coalesce(json_extract_string("
+            "spec, '$.input_size'), '') <> $size), false) FROM kernel "
+            "WHERE starts_with(kernel_id, $full) OR starts_with(kernel_id, $bare)",
+            {"full": f"{suite}/{full}:", "bare": f"{suite}/{app}:", "size": size}))
         names[full] = full if (len(sizes[app]) > 1 or as_full or other) else app
     return names
 

@@ -278,6 +278,8 @@ def cli(ctx, db_path, read_only, wide, timeout_s):
     ctx.with_resource(trust.no_new_file_on_error(db_path, on_interrupt=all_or_nothing))
     if ctx.invoked_subcommand in TIME_BOUNDED:
         ctx.with_resource(db.time_bound(timeout_s))
+    # Ctrl-C stops a statement DuckDB is running, which Python's handler alone cannot
+    ctx.with_resource(db.interrupt_on_signals())
     ctx.with_resource(output.full_width(wide))
 
 

@@ -113,6 +113,84 @@ def time_bound(seconds: float | None) -> Iterator[None]:
         _BOUND.remove(bound)
 
 
+class _SignalInterrupts:
+    """Ctrl-C (or SIGTERM, SIGHUP where gpudb.store.stop_signals handles them) stops the
+    statement a gpudb connection runs (:func:`interrupt_on_signals`)."""
+
+    def __init__(self):
+        self.connections: list[duckdb.DuckDBPyConnection] = []
+        self.lock = threading.Lock()
+
+    def add(self, con: duckdb.DuckDBPyConnection) -> None:
+        with self.lock:
+            self.connections.append(con)
+
+    def fire(self) -> None:
+        with self.lock:
+            for con in self.connections:
+                try:
+                    con.interrupt()
+                except Exception:  # noqa: BLE001 - closed meanwhile: nothing to stop
+                    pass
+
+
+_SIGNAL_WATCHERS: list[_SignalInterrupts] = []
+
+
+@contextmanager
+def interrupt_on_signals() -> Iterator[None]:
+    """Within the block, Ctrl-C interrupts the statement every gpudb connection opened in it
+    is running, from a thread of its own: a long query otherwise runs on with the main
+    thread blocked in DuckDB, where Python's own handler cannot run until it returns, so
+    Ctrl-C did nothing for as long (seen: a 1e11-row query on a database with runs). The
+    KeyboardInterrupt is raised as usual once the main thread runs again. Python's signal
+    handlers write the signal's number to a wakeup fd even while the main thread is blocked;
+    a thread reading it interrupts the connections (as :func:`time_bound` does at its
+    deadline). Main thread only; SIGTERM and SIGHUP count where a Python handler turned them
+    into Ctrl-C (gpudb.store.stop_signals), ignored signals write nothing."""
+    import signal
+    import socket as sockets
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stops = {int(signal.SIGINT)} | {int(getattr(signal, n)) for n in ("SIGTERM", "SIGHUP")
+                                    if hasattr(signal, n)}
+    reader, writer = sockets.socketpair()
+    writer.setblocking(False)
+    try:
+        previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    except ValueError:  # not the main thread of the main interpreter
+        reader.close()
+        writer.close()
+        yield
+        return
+    watcher = _SignalInterrupts()
+    _SIGNAL_WATCHERS.append(watcher)
+
+    def watch() -> None:
+        while True:
+            try:
+                got = reader.recv(64)
+            except OSError:
+                return
+            if not got:
+                return
+            if stops.intersection(got):
+                watcher.fire()
+
+    thread = threading.Thread(target=watch, name="gpudb-signal-interrupts", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        _SIGNAL_WATCHERS.remove(watcher)
+        writer.close()  # the reader sees the end and the thread returns
+        thread.join(timeout=5)
+        reader.close()
+
+
 def doing(what: str) -> None:
     """What the command reads now ("counting the rows of table run"), for the line
     :func:`ran_over` prints when the time bound stops it."""
@@ -370,7 +448,7 @@ def connect(path: str | os.PathLike | None = None,
         raise _open_error(target, exc) from None
     if created:
         trust.note_created(target)
-    for bound in _BOUND:
+    for bound in [*_BOUND, *_SIGNAL_WATCHERS]:
         bound.add(con)
     try:
         # gpudb commands draw their own progress bars; DuckDB's would garble their output.

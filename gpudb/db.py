@@ -24,6 +24,7 @@ import os
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -113,8 +114,20 @@ class _TimeBound:
         self.fired = False
         self.doing = "reading the database"
         self.lock = threading.Lock()
-        self.timer = threading.Timer(seconds, self.fire)
+        self.left_s = seconds
+        self.timer: threading.Timer | None = None
+
+    def start(self) -> None:
+        self.started = time.monotonic()
+        self.timer = threading.Timer(self.left_s, self.fire)
         self.timer.daemon = True
+        self.timer.start()
+
+    def stop(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+            self.left_s = max(0.0, self.left_s - (time.monotonic() - self.started))
 
     def fire(self) -> None:
         with self.lock:
@@ -134,6 +147,18 @@ class _TimeBound:
 
 _BOUND: list[_TimeBound] = []
 
+# New database files being built under a temporary name: {absolute target: temporary path}
+# (gpudb.trust.built_aside). connect() opens the temporary file wherever the target is named.
+_ASIDE: dict[str, str] = {}
+
+
+def opened_path(target: str) -> str:
+    """The file :func:`connect` opens for ``target``: the temporary one while a new database
+    is built aside (gpudb.trust.built_aside), else ``target`` itself."""
+    if target == MEMORY:
+        return target
+    return _ASIDE.get(os.path.abspath(target), target)
+
 
 @contextmanager
 def time_bound(seconds: float | None) -> Iterator[None]:
@@ -146,12 +171,28 @@ def time_bound(seconds: float | None) -> Iterator[None]:
         return
     bound = _TimeBound(seconds)
     _BOUND.append(bound)
-    bound.timer.start()
+    bound.start()
     try:
         yield
     finally:
-        bound.timer.cancel()
+        bound.stop()
         _BOUND.remove(bound)
+
+
+@contextmanager
+def unbounded() -> Iterator[None]:
+    """Within the block the time bound (:func:`time_bound`) is paused, the time left kept:
+    for gpudb's own simulation inside a reading command (evaluate's sweep of a missing
+    suite, its closed-loop runs), whose length the file does not decide."""
+    paused = [bound for bound in _BOUND if bound.timer is not None and not bound.fired]
+    for bound in paused:
+        bound.stop()
+    try:
+        yield
+    finally:
+        for bound in paused:
+            if not bound.fired:
+                bound.start()
 
 
 def doing(what: str) -> None:
@@ -437,16 +478,17 @@ def connect(path: str | os.PathLike | None = None,
     from gpudb import __version__, trust  # trust imports this module
 
     target = str(path) if path is not None else default_path()
+    opened = opened_path(target)  # messages name the target, never a temporary file
     trust.refuse_non_database(target)
-    if target != MEMORY and read_only and not Path(target).exists():
+    if target != MEMORY and read_only and not Path(opened).exists():
         raise GpudbError(f"no database at {target} (create it with `gpudb init`)")
-    created = target != MEMORY and not os.path.lexists(target)
+    created = target != MEMORY and not os.path.lexists(opened)
     try:
-        con = duckdb.connect(target, read_only=read_only, config=connection_config())
+        con = duckdb.connect(opened, read_only=read_only, config=connection_config())
     except duckdb.Error as exc:
         raise _open_error(target, exc) from None
     if created:
-        trust.note_created(target)
+        trust.note_created(opened)
     for bound in _BOUND:
         bound.add(con)
     try:
@@ -461,6 +503,8 @@ def connect(path: str | os.PathLike | None = None,
             trust.refuse_foreign_duckdb(con, target)
         writer = _meta(con, "gpudb_version") if applied is not None else None
         pending = _check_version(target, applied, known, writer, read_only)
+        if applied:  # before anything is written to the file
+            trust.refuse_altered_tables(con, target, applied)
         udfs.register(con)
         if not read_only:
             con.execute(_BOOTSTRAP)
@@ -472,7 +516,7 @@ def connect(path: str | os.PathLike | None = None,
     except BaseException:
         con.close()
         if created:
-            trust.remove_created(target)
+            trust.remove_created(opened)
         raise
     return con
 

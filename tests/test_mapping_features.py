@@ -263,3 +263,42 @@ def test_every_shipped_mapping_loads_says_what_it_ingests_and_is_in_the_readme()
     for name in shipped:
         load_mapping(MAPPINGS / name)
         assert (MAPPINGS / name).read_text().startswith("# "), f"{name} has no comment header"
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("length(repeat('x', 300000000))", r"expr calls repeat\(\), which a mapping expression may "
+                                       r"not \(it may call abs, avg, "),
+    ("list_sum(range(10000000))", r"expr calls list_sum\(\), which"),
+    ("cycles.repeat(3)::DOUBLE", r"expr calls repeat\(\), which"),
+    ("(SELECT count(*) FROM range(1000000000000))",
+     r"expr holds a query \(SELECT \.\.\.\): it must be an expression over the row"),
+    ("cycles / core_mhz" + " + 0" * 500, r"expr is 2,017 characters long; at most 2,000"),
+])
+def test_an_expression_that_could_run_unbounded_is_refused_before_it_runs(fresh_db, tmp_path,
+                                                                          expr, message):
+    """Issue 31: mapping expressions had no time or memory bound, and DuckDB's memory limit
+    and interrupt do not reach inside one function call (repeat('x', 2e9): 29 s and 3.9 GB,
+    list_sum(range(1e8)): 59 s and 7 GB; a scalar subquery over range(1e12) never ends). An
+    expression calls only functions whose result grows with the row, holds no query and is
+    at most 2,000 characters: anything else is one line, before it runs."""
+    import time
+
+    data = tmp_path / "cycles.csv"
+    data.write_text("kernel,core_mhz,mem_mhz,cycles,avg_power_w\nbfs,700,924,2100,12.0\n")
+    mapping = tmp_path / "m.toml"
+    mapping.write_text((MAPPINGS / "example-derived-time.toml").read_text().replace(
+        'expr = "cycles / core_mhz"', f'expr = "{expr}"'))
+    started = time.perf_counter()
+    _refused(fresh_db, data, mapping, r"m\.toml: \[columns\] time: " + message)
+    assert time.perf_counter() - started < 5
+
+
+def test_the_functions_an_expression_may_call_still_work(fresh_db, tmp_path):
+    data = tmp_path / "cycles.csv"
+    data.write_text("kernel,core_mhz,mem_mhz,cycles,avg_power_w\nbfs,700,924,2100,12.0\n")
+    mapping = tmp_path / "m.toml"
+    mapping.write_text((MAPPINGS / "example-derived-time.toml").read_text().replace(
+        'expr = "cycles / core_mhz"', 'expr = "CASE WHEN length(kernel) > 0 THEN '
+        "greatest(cycles, 1) / core_mhz::DOUBLE /* no repeat( here */ END\""))
+    _ingest(fresh_db, data, mapping)
+    assert _runs(fresh_db)["example/bfs"][0][3] == pytest.approx(3e3)  # 2100 / 700 us

@@ -1000,6 +1000,10 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             raise IngestError(f"suite {suite!r} must be a name (not empty, no NUL character)")
         mapping = replace(mapping, suite=suite)
     paths = [Path(f) for f in files]
+    for derived in [*mapping.measures().values(), *mapping.inputs.values()]:
+        problem = expression_problem(derived.expr) if derived.expr is not None else None
+        if problem:  # before any file is read
+            raise IngestError(f"{mapping.path}: {derived.key}: {problem}")
     exp_name = experiment or mapping.experiment or paths[0].stem
     exp_id = experiment_id(exp_name)
     _check_stored_gpu(con, mapping)

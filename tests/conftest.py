@@ -139,8 +139,8 @@ def tiny_files(tmp_path) -> tuple[Path, Path]:
 @pytest.fixture
 def tiny_db(fresh_db, tiny_files) -> Path:
     """A gpudb file holding the tiny dataset."""
-    from gpudb.ingest import ingest
-    from gpudb.mapping import load_mapping
+    from gpudb.sources.ingest import ingest
+    from gpudb.sources.mapping import load_mapping
 
     con = gpudb.connect(fresh_db)
     try:
@@ -166,9 +166,9 @@ def query_db(tmp_path_factory) -> Path:
     from gpudb.control.closed_loop import run_closed_loop
     from gpudb.control.equalizer_loop import run_equalizer
     from gpudb.control.results import evaluate
-    from gpudb.ingest import ingest
-    from gpudb.mapping import load_mapping
-    from gpudb.sweep import sweep
+    from gpudb.simulate.sweep import sweep
+    from gpudb.sources.ingest import ingest
+    from gpudb.sources.mapping import load_mapping
 
     tmp = tmp_path_factory.mktemp("query_db")
     (tmp / "tiny.csv").write_text(TINY_CSV)

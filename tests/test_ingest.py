@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.ingest import IngestError, ingest
-from gpudb.mapping import MappingError, load_mapping
+from gpudb.sources.ingest import IngestError, ingest
+from gpudb.sources.mapping import MappingError, load_mapping
 
 
 def _ingest(path, files, mapping, experiment=None):
@@ -547,7 +547,7 @@ def test_a_parquet_file_of_more_values_than_ingest_holds_is_refused_before_it_is
 
     import numpy as np
 
-    from gpudb.ingest import MAX_CELLS
+    from gpudb.sources.ingest import MAX_CELLS
 
     rows = MAX_CELLS // 5 + 1  # 5 columns: one row over the bound
     path = tmp_path / "huge.parquet"
@@ -571,7 +571,7 @@ def test_a_parquet_file_of_more_values_than_ingest_holds_is_refused_before_it_is
 def test_a_csv_file_is_measured_by_its_lines_before_it_is_read(tmp_path, fresh_db,
                                                                 monkeypatch):
     """The CSV bound counts lines (a header and 8 rows of 6 columns: 48 values)."""
-    import gpudb.ingest as ingest_module
+    import gpudb.sources.ingest as ingest_module
 
     csv_path, mapping = tmp_path / "tiny.csv", tmp_path / "tiny.toml"
     csv_path.write_text(TINY_CSV)

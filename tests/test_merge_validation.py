@@ -18,11 +18,11 @@ from conftest import TINY_CSV, TINY_MAPPING, row_counts
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.db import GpudbError
-from gpudb.ingest import ingest
-from gpudb.mapping import load_mapping
-from gpudb.materialize import materialize
-from gpudb.transfer import _first_error, export, merge
+from gpudb.sources.ingest import ingest
+from gpudb.sources.mapping import load_mapping
+from gpudb.store.db import GpudbError
+from gpudb.store.materialize import materialize
+from gpudb.store.transfer import _first_error, export, merge
 
 
 @pytest.fixture(scope="module")
@@ -322,7 +322,7 @@ def test_a_source_of_more_rows_than_merge_holds_is_refused_before_it_is_read(lab
     """Issue 31: merge read a source's tables whole (a 9 MB export of 600 M metric rows
     reached 8.3 GB). A source of more than MERGE_MAX_ROWS rows is refused from its row counts
     (Parquet metadata, count(*)), before any table is read; at the bound it merges."""
-    import gpudb.transfer as transfer
+    import gpudb.store.transfer as transfer
 
     export_dir = copy(lab, "export", tmp_path)
     rows = {t: pq.read_metadata(export_dir / f"{t}.parquet").num_rows

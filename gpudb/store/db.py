@@ -409,6 +409,8 @@ def connect(path: str | os.PathLike | None = None,
     try:
         con = duckdb.connect(opened, read_only=read_only, config=connection_config())
     except duckdb.Error as exc:
+        if opened != target:  # DuckDB's message names the temporary file: name the target
+            exc = type(exc)(str(exc).replace(opened, target))
         raise _open_error(target, exc) from None
     if created:
         trust.note_created(opened)

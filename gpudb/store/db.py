@@ -40,8 +40,10 @@ from gpudb.store.base import (  # noqa: F401 - the store's names, imported from 
     atomic,
     default_path,
     first_row,
+    _BOOTSTRAP,
     interrupted,
     migrations,
+    opened_path,
     schema_version,
 )
 from gpudb.store.resources import resource_dir
@@ -49,18 +51,6 @@ from gpudb.store.resources import resource_dir
 _VIEW = re.compile(r"CREATE OR REPLACE VIEW", re.IGNORECASE)
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
-_BOOTSTRAP = """
-CREATE TABLE IF NOT EXISTS gpudb_migration (
-    version        INTEGER PRIMARY KEY,
-    name           TEXT NOT NULL,
-    applied_at     TIMESTAMPTZ NOT NULL,
-    gpudb_version  TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS gpudb_meta (
-    key    TEXT PRIMARY KEY,
-    value  TEXT
-);
-"""
 
 
 class _TimeBound:
@@ -105,19 +95,6 @@ class _TimeBound:
 
 
 _BOUND: list[_TimeBound] = []
-
-# New database files being built under a temporary name: {absolute target: temporary path}
-# (gpudb.store.trust.built_aside). connect() opens the temporary file wherever the target is named.
-_ASIDE: dict[str, str] = {}
-
-
-def opened_path(target: str) -> str:
-    """The file :func:`connect` opens for ``target``: the temporary one while a new database
-    is built aside (gpudb.store.trust.built_aside), else ``target`` itself."""
-    if target == MEMORY:
-        return target
-    return _ASIDE.get(os.path.abspath(target), target)
-
 
 @contextmanager
 def time_bound(seconds: float | None) -> Iterator[None]:

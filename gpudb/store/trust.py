@@ -22,7 +22,15 @@ from pathlib import Path
 
 import duckdb
 
-from gpudb.store.base import MEMORY, GpudbError, default_path, first_row, migrations
+from gpudb.store import base
+from gpudb.store.base import (
+    _BOOTSTRAP,
+    MEMORY,
+    GpudbError,
+    default_path,
+    first_row,
+    migrations,
+)
 
 # The settings gpudb's own code changes on a connection (progress bar off, ingest's insertion
 # order, bench's threads): the only ones lock_configuration leaves settable.
@@ -246,8 +254,6 @@ def built_aside(path: str | os.PathLike | None) -> Iterator[None]:
     (its transaction keeps it all or nothing)."""
     import gc
 
-    from gpudb.store import db
-
     target = str(path) if path is not None else default_path()
     if target == MEMORY or not target.strip() or os.path.lexists(target):
         yield
@@ -255,7 +261,7 @@ def built_aside(path: str | os.PathLike | None) -> Iterator[None]:
     key = os.path.abspath(target)
     remove_stale_aside(target)
     aside = _aside_name(target)
-    db._ASIDE[key] = aside
+    base._ASIDE[key] = aside
     succeeded = False
     try:
         yield
@@ -268,7 +274,7 @@ def built_aside(path: str | os.PathLike | None) -> Iterator[None]:
             isinstance(exc, BrokenPipeError))
         raise
     finally:
-        del db._ASIDE[key]
+        del base._ASIDE[key]
         gc.collect()  # a connection the command left unreferenced closes (and checkpoints)
         if succeeded and os.path.exists(aside):
             _put_in_place(aside, target)
@@ -455,8 +461,6 @@ def _definitions(con: duckdb.DuckDBPyConnection, database: str, only: set | None
 @cache
 def _definitions_at(versions: tuple[int, ...]) -> dict[str, dict]:
     """gpudb's tables as its migrations ``versions`` define them (a scratch database)."""
-    from gpudb.store.db import _BOOTSTRAP, migrations
-
     scratch = duckdb.connect(config=dict(locked_down()))
     try:
         scratch.execute(_BOOTSTRAP)

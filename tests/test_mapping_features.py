@@ -302,3 +302,34 @@ def test_the_functions_an_expression_may_call_still_work(fresh_db, tmp_path):
         "greatest(cycles, 1) / core_mhz::DOUBLE /* no repeat( here */ END\""))
     _ingest(fresh_db, data, mapping)
     assert _runs(fresh_db)["example/bfs"][0][3] == pytest.approx(3e3)  # 2100 / 700 us
+
+
+def test_an_expression_running_past_its_time_bound_is_one_line(monkeypatch):
+    """The backstop of the expression bounds: evaluation is interrupted after
+    EXPR_TIME_BOUND_S (60 s; here 0.2 s over 4 M rows of five regular expressions each)."""
+    import time
+
+    import numpy as np
+    import pyarrow as pa
+
+    import gpudb.sources.ingest as ingest_module
+    from gpudb.sources.mapping import Derived
+
+    rows = 4_000_000
+    import pyarrow.compute as pc
+
+    # kernel names as text ("k0", "k1", ...): an all-number column would be read as DOUBLE
+    table = pa.table({"kernel": pc.binary_join_element_wise(
+                          "k", pa.array(np.arange(rows)).cast(pa.string()), ""),
+                      "cycles": np.arange(rows, dtype=np.float64)})
+    expr = "cycles + " + " + ".join(
+        f"length(regexp_extract(kernel, '([0-9])([0-9]{{{n}}})', 2))" for n in range(1, 6))
+    monkeypatch.setattr(ingest_module, "EXPR_TIME_BOUND_S", 0.2)
+    mapping = load_mapping(MAPPINGS / "example-derived-time.toml")
+    started = time.perf_counter()
+    with ingest_module.Expressions(REPO / "data.csv", mapping, table) as exprs:
+        with pytest.raises(IngestError, match=r"example-derived-time\.toml: \[columns\] time: "
+                           r"expr ran over 0\.2 s over .*data\.csv, the time bound of a "
+                           r"mapping expression$"):
+            exprs.evaluate(Derived("[columns] time", "us", 1.0, expr=expr))
+    assert time.perf_counter() - started < 30

@@ -641,3 +641,25 @@ def test_duckdbs_memory_limit_comes_from_the_environment(tiny, monkeypatch):
     monkeypatch.setenv("GPUDB_MEMORY_LIMIT", "lots")
     assert one_line_error(invoke("--db", tiny, "info")) == (
         f"Error: cannot open {tiny}: Parser Error: Memory must have a number (e.g. 1GB)")
+
+
+def test_a_new_file_built_aside_never_replaces_one_created_meanwhile(tmp_path):
+    """trust.built_aside links the new database into place only if the path is still free;
+    a stale temporary of a finished process is removed, one of a running process kept."""
+    from gpudb.store import trust
+
+    target = tmp_path / "new.duckdb"
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    prefix = trust._aside_prefix(str(target))
+    stale, running = Path(prefix + done.stdout.strip()), Path(prefix + "1")  # pid 1 runs
+    stale.write_bytes(b"left by a killed run")
+    running.write_bytes(b"another run's")
+    with pytest.raises(gpudb.GpudbError, match=r"new\.duckdb was created by another process "
+                                               r"meanwhile; this command's database was not put"):
+        with trust.built_aside(target):
+            gpudb.connect(target).close()  # builds the temporary file
+            assert not target.exists()
+            target.write_bytes(b"theirs")
+    assert target.read_bytes() == b"theirs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["new.duckdb", running.name])

@@ -198,12 +198,13 @@ def no_new_file_on_error(path: str | os.PathLike | None,
 _ASIDE_MARK = ".gpudb-new."
 
 
-def _aside_name(target: str) -> str:
+def _aside_prefix(target: str) -> str:
+    """``.NAME.gpudb-new.HOST.`` beside ``target``, to which a process adds its id."""
     import socket
 
     folder, name = os.path.split(os.path.abspath(target))
     host = "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname())
-    return os.path.join(folder, f".{name}{_ASIDE_MARK}{host}.{os.getpid()}")
+    return os.path.join(folder, f".{name}{_ASIDE_MARK}{host}.")
 
 
 def remove_stale_aside(target: str) -> list[str]:
@@ -214,11 +215,8 @@ def remove_stale_aside(target: str) -> list[str]:
     under its own process id."""
     import glob
     import shutil
-    import socket
 
-    folder, name = os.path.split(os.path.abspath(target))
-    host = "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname())
-    prefix = os.path.join(folder, f".{name}{_ASIDE_MARK}{host}.")
+    prefix = _aside_prefix(target)
     removed = []
     for path in glob.glob(glob.escape(prefix) + "*"):
         pid_text = path[len(prefix):].split(".", 1)[0]
@@ -260,7 +258,7 @@ def built_aside(path: str | os.PathLike | None) -> Iterator[None]:
         return
     key = os.path.abspath(target)
     remove_stale_aside(target)
-    aside = _aside_name(target)
+    aside = _aside_prefix(target) + str(os.getpid())
     base._ASIDE[key] = aside
     succeeded = False
     try:
@@ -276,27 +274,36 @@ def built_aside(path: str | os.PathLike | None) -> Iterator[None]:
     finally:
         del base._ASIDE[key]
         gc.collect()  # a connection the command left unreferenced closes (and checkpoints)
-        if succeeded and os.path.exists(aside):
-            _put_in_place(aside, target)
-        _CREATED.pop(aside, None)
-        _remove_aside(aside)
+        try:
+            if succeeded and os.path.exists(aside):
+                _put_in_place(aside, target)
+        finally:
+            _CREATED.pop(aside, None)
+            _remove_aside(aside)
 
 
 def _put_in_place(aside: str, target: str) -> None:
-    """Link the finished database (and a WAL still beside it) to the target's name."""
+    """Link the finished database to the target's name (a WAL still beside it after: a
+    connection left open; the database file alone is consistent at its last checkpoint)."""
+    move = os.link
     try:
-        if os.path.exists(aside + ".wal"):
-            os.link(aside + ".wal", target + ".wal")
         os.link(aside, target)
     except FileExistsError:
         raise GpudbError(f"{target} was created by another process meanwhile; this "
                          "command's database was not put in its place") from None
     except OSError as exc:
-        if not os.path.lexists(target):  # a file system without hard links
-            os.rename(aside, target)
-            return
-        raise GpudbError(f"cannot put the new database at {target}: "
-                         f"{exc.strerror or exc}") from None
+        if os.path.lexists(target):
+            raise GpudbError(f"cannot put the new database at {target}: "
+                             f"{exc.strerror or exc}") from None
+        move = os.rename  # a file system without hard links
+        os.rename(aside, target)
+    if os.path.exists(aside + ".wal"):
+        try:
+            move(aside + ".wal", target + ".wal")
+        except FileExistsError:
+            raise GpudbError(f"{target}.wal, a WAL without its database, was in the way of "
+                             "the new database's: its last statements are not in "
+                             f"{target}") from None
 
 
 def _remove_aside(aside: str) -> None:

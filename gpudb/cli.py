@@ -1001,8 +1001,8 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
         gpudb control --predictor crisp_gpudb --objective edp --kernel twoslope_lm
         gpudb control --predictor crisp_gpudb --objective energy --scope chip
     """
-    from gpudb.control.closed_loop import run_closed_loop
     from gpudb.control.guard import GUARDS
+    from gpudb.control.kinds.predictor import run_closed_loop
 
     with contextlib.ExitStack() as stack:
         bars = []
@@ -1367,7 +1367,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
     """
     db.doing("computing evaluate equalizer")
     from gpudb.analysis.evaluate import Table, equalizer_over_seeds
-    from gpudb.control.equalizer_loop import run_equalizer
+    from gpudb.control.kinds.equalizer import run_equalizer
     from gpudb.store.queries import run_query
     from sim.config import ConfigError, available, load_suite
 

@@ -267,7 +267,12 @@ def test_the_demo_s_redraw_commands_draw_its_figures_again(query_db, tmp_path):
 
     import gpudb
     from gpudb.cli import cli
-    from gpudb.present.demo import demo_figures, figure_stem, redraw_command, write_figures
+    from gpudb.present.demo import (
+        demo_figures,
+        figure_stem,
+        redraw_command,
+        write_figures,
+    )
 
     figures = demo_figures("gtx480", "tiny", "tiny/alu")
     # query_db's closed-loop run is crisp's (the demo's is crisp_gpudb's)

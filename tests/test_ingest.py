@@ -599,3 +599,54 @@ def test_the_mapping_names_the_column_that_names_the_gpu(tmp_path, fresh_db):
         f"{data}: column 'gpu' ([gpu] column of {other}) is missing"))
     [report] = _ingest(fresh_db, [data], mapping)
     assert report.runs_added == len(rows) - 1
+
+
+def test_a_parquet_file_of_more_values_than_ingest_holds_is_refused_before_it_is_read(
+        tmp_path, fresh_db):
+    """Issue 31: ingest reads a file whole, and Parquet compresses without bound (a 7 MB
+    file of 600 M metric values reached 8.3 GB). A file of more than MAX_CELLS values (rows
+    x columns, from the Parquet footer) is refused in one line before it is read."""
+    import time
+
+    import numpy as np
+
+    from gpudb.sources.ingest import MAX_CELLS
+
+    rows = MAX_CELLS // 5 + 1  # 5 columns: one row over the bound
+    path = tmp_path / "huge.parquet"
+    pq.write_table(pa.table({"kernel": pa.array(["k"], pa.string()).take(
+                                 pa.array(np.zeros(rows, np.int32))),
+                             "core_mhz": np.full(rows, 500.0), "mem_mhz": np.full(rows, 800.0),
+                             "time_ms": np.full(rows, 1.0), "power_w": np.full(rows, 100.0)}),
+                   path, compression="zstd")
+    mapping = tmp_path / "m.toml"
+    mapping.write_text(TINY_MAPPING)
+    started = time.perf_counter()
+    result = CliRunner().invoke(cli, ["--db", str(fresh_db), "ingest", str(path), "--mapping",
+                                      str(mapping)])
+    assert result.exit_code == 1 and result.output == (
+        f"Error: {path}: {rows:,} rows x 5 columns is more than the {MAX_CELLS:,} values "
+        "ingest reads from one file (it holds them in memory): split the file\n")
+    assert time.perf_counter() - started < 10
+    assert all(n == 0 for t, n in row_counts(fresh_db).items() if t in ("run", "metric"))
+
+
+def test_a_csv_file_is_measured_by_its_lines_before_it_is_read(tmp_path, fresh_db,
+                                                                monkeypatch):
+    """The CSV bound counts lines (a header and 8 rows of 6 columns: 48 values)."""
+    import gpudb.sources.ingest as ingest_module
+
+    csv_path, mapping = tmp_path / "tiny.csv", tmp_path / "tiny.toml"
+    csv_path.write_text(TINY_CSV)
+    mapping.write_text(TINY_MAPPING)
+    monkeypatch.setattr(ingest_module, "MAX_CELLS", 47)
+    con = gpudb.connect(fresh_db)
+    try:
+        with pytest.raises(IngestError, match=r"tiny\.csv: 8 rows x 6 columns is more than the "
+                                              r"47 values ingest reads from one file"):
+            ingest(con, [csv_path], load_mapping(mapping))
+        monkeypatch.setattr(ingest_module, "MAX_CELLS", 48)
+        [report] = ingest(con, [csv_path], load_mapping(mapping))
+        assert report.runs_added == 8
+    finally:
+        con.close()

@@ -373,7 +373,11 @@ def _hand_made_savings(guard):
 def test_savings_title_names_the_guard_and_the_axis_keeps_the_papers_markers(guard, words):
     from matplotlib.figure import Figure
 
-    from gpudb.present.plots.savings import PAPER_000_SAVING_PCT, draw_savings, savings_data
+    from gpudb.present.plots.savings import (
+        PAPER_000_SAVING_PCT,
+        draw_savings,
+        savings_data,
+    )
 
     data = savings_data(_hand_made_savings(guard),
                         {"guard": guard, "scope": "chip", "objective": "edp"})

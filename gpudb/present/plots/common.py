@@ -228,7 +228,7 @@ class _EdgeLabels:
                 if len(run) == 1:
                     out.append(texts[run[0]])
                 elif (len(run) <= self.MAX_STAGGER
-                      and all(b - a >= width for a, b in zip(xs, xs[2:]))):
+                      and all(b - a >= width for a, b in zip(xs, xs[2:], strict=False))):
                     # every second label moved inwards past the longest of the first ones
                     step = max(extents[i].height for i in run[::2]) + self.GAP_PX
                     for k, i in enumerate(run):

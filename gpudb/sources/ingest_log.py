@@ -24,7 +24,8 @@ GPGPU-Sim's benchmark scripts append (``gesummv__SIZE1_1`` -> ``gesummv``); the 
 (``SIZE1_1``) goes to the kernel's spec (``input_size``) and description. Where it is needed to
 tell inputs apart (logs of one program at two input sizes in one call, or the database holding
 the program at another size or under the suffixed name) the kernel keeps it
-(:func:`app_names`). GPU: ``gpgpusim-<n>sm`` unless named; its P-states are the clocks seen. ``run_id`` is the MD5 of the launch as simulated (GPU, kernel, clocks, SM count, cycles,
+(:func:`app_names`). GPU: ``gpgpusim-<n>sm`` unless named; its P-states are the clocks seen.
+``run_id`` is the MD5 of the launch as simulated (GPU, kernel, clocks, SM count, cycles,
 instructions, power as written), so re-ingesting a log, or a copy of it, adds nothing.
 Periodic statistics (``-gpgpu_runtime_stat``'s "cycles simulated" lines) become intervals,
 cut where GPGPU-Sim printed them (wall-clock driven, not by work: ``interval_instructions`` is

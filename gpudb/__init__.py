@@ -6,7 +6,8 @@ Every code path opens a database through :func:`connect` (DuckDB) or :func:`engi
 
 __version__ = "0.3.0"
 
-from gpudb.db import GpudbError, connect  # noqa: E402
-from gpudb.engine import engine  # noqa: E402
+from gpudb.store import tables  # noqa: E402  (README: `from gpudb import tables`)
+from gpudb.store.db import GpudbError, connect  # noqa: E402
+from gpudb.store.engine import engine  # noqa: E402
 
-__all__ = ["GpudbError", "__version__", "connect", "engine"]
+__all__ = ["GpudbError", "__version__", "connect", "engine", "tables"]

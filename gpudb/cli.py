@@ -16,9 +16,9 @@ from pathlib import Path
 import click
 import duckdb
 
-from gpudb import db, output, trust
-from gpudb.db import GpudbError, first_row
-from gpudb.output import (
+from gpudb.predictors import names as predictor_names
+from gpudb.present import output
+from gpudb.present.output import (
     FORMATS,
     HUMAN_FORMATS,
     error_line,
@@ -27,12 +27,13 @@ from gpudb.output import (
     json_records,
     printable,
 )
-from gpudb.predictors import names as predictor_names
+from gpudb.store import db, trust
+from gpudb.store.db import GpudbError, first_row
 
 
 def echo(message: str = "", **kwargs) -> None:
     """click.echo for every line gpudb prints: names and values from files are escaped where
-    they are put in (:func:`gpudb.output.printable`), and this last pass keeps any control
+    they are put in (:func:`gpudb.present.output.printable`), and this last pass keeps any control
     character that slipped through (but the line breaks and tabs of gpudb's own layout) off the
     terminal."""
     click.echo(printable(message, keep="\n\t"), **kwargs)
@@ -209,7 +210,7 @@ def _exit_on_stop():
     and it exits 128 + the signal's number, saying nothing was written."""
     import signal
 
-    from gpudb.stop_signals import stop_on_signals
+    from gpudb.store.stop_signals import stop_on_signals
 
     fired: list[int] = []
     try:
@@ -237,7 +238,7 @@ _JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by ne
               help="Stop info, query, sql, plot, report, export and merge after this many "
                    "seconds, naming what they were reading (0: no bound; env "
                    "GPUDB_TIMEOUT_S).")
-@click.version_option(package_name="gpudb")
+@click.version_option(package_name="gpudb-dvfs")
 @click.pass_context
 def cli(ctx, db_path, read_only, wide, timeout_s):
     """gpudb: an experiment database for GPU DVFS research.
@@ -305,7 +306,7 @@ def info(obj: Context, fmt):
     con = obj.connect(read_only=True)
     try:
         meta = db.file_info(con)
-        from gpudb.transfer import TABLES
+        from gpudb.store.transfer import TABLES
         counts = []
         for t in TABLES:
             db.doing(f"counting the rows of table {t}")
@@ -319,9 +320,10 @@ def info(obj: Context, fmt):
             "GROUP BY e.name, e.created_at ORDER BY e.created_at, e.name")
         experiments = result.fetchall()
         exp_columns = [d[0] for d in result.description]
-        from gpudb.materialize import status
+        from gpudb.store.materialize import status
         materialized = status(con)
-        foreign = trust.foreign_objects(con)
+        from gpudb.store.foreign import foreign_objects
+        foreign = foreign_objects(con)
     finally:
         con.close()
     if fmt in HUMAN_FORMATS:
@@ -369,8 +371,8 @@ def ingest(obj: Context, files, mapping_path, experiment, suite):
         gpudb ingest v100-dvfs-real-profile.csv \\
             --mapping fixtures/mappings/v100-profile.toml
     """
-    from gpudb.ingest import ingest as ingest_files
-    from gpudb.mapping import load_mapping
+    from gpudb.sources.ingest import ingest as ingest_files
+    from gpudb.sources.mapping import load_mapping
 
     mapping = load_mapping(mapping_path)
     con = obj.connect()
@@ -423,7 +425,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 
         gpudb ingest-log rooflinedvfs-logs/ --experiment rooflinedvfs
     """
-    from gpudb.ingest_log import ingest_logs, read_logs
+    from gpudb.sources.ingest_log import ingest_logs, read_logs
 
     # the logs first: one refused, or a command killed while reading, leaves no new file
     read = read_logs(list(paths), power_report)
@@ -517,7 +519,7 @@ def seeds_option(command):
 def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, suite, experiment,
             gpu_id, device, sms, sample_ms):
     """Run a command on an NVIDIA GPU at each core x memory clock setting and store each
-    repetition as a measured run (needs pip install 'gpudb[nvml]').
+    repetition as a measured run (needs pip install 'gpudb-dvfs[nvml]').
 
     Clocks are locked through NVML where the driver permits, else set as application clocks;
     where neither is permitted (usually: not root) the call stops with one line. Energy comes
@@ -534,7 +536,7 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, su
         gpudb measure --core-mhz 1380,1530 --mem-mhz 877 --repeat 3 \\
             -- ./my_app --size 4096
     """
-    from gpudb import measure as m
+    from gpudb.sources import measure as m
 
     gpu = m.open_gpu(device)
     con = None
@@ -610,7 +612,7 @@ def _mean(values: list[float]) -> float:
 @click.option("--scheduler", metavar="ADDRESS|local",
               help="Simulate on a Dask cluster: a dask.distributed scheduler's address "
                    "(tcp://host:8786), or 'local' for a LocalCluster of --jobs workers on this "
-                   "machine (needs gpudb[dask]).")
+                   "machine (needs gpudb-dvfs[dask]).")
 @click.option("--experiment", help="Experiment name (default: sim-<gpu>-<suite>).")
 @click.pass_obj
 @friendly_errors
@@ -637,9 +639,9 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
 
 
 def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
-    """gpudb.sweep.sweep with a progress bar and a summary line; Ctrl-C (SIGTERM, SIGHUP) keeps
-    what finished and exits 130 (143, 129). ``grid``: sweep's keyword arguments."""
-    from gpudb.sweep import sweep as run_sweep
+    """gpudb.simulate.sweep.sweep with a progress bar and a summary line; Ctrl-C (SIGTERM, SIGHUP)
+    keeps what finished and exits 130 (143, 129). ``grid``: sweep's keyword arguments."""
+    from gpudb.simulate.sweep import sweep as run_sweep
     from sim._jit_cache import cache_root, compiled
 
     if compiled() is False:
@@ -662,7 +664,7 @@ def run_progress(label: str, rate: bool = False):
     """A ``progress(done, total[, instructions])`` callback drawing a bar on stderr (with the
     simulation rate when ``rate``). A sweep stopped by Ctrl-C, SIGTERM or SIGHUP
     (SweepInterrupted) says what it kept and exits 130, 143 or 129."""
-    from gpudb.sweep import SweepInterrupted
+    from gpudb.simulate.sweep import SweepInterrupted
 
     state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0,
              "said": time.perf_counter()}
@@ -727,7 +729,7 @@ def query(obj: Context, name, list_queries, params, fmt):
 
         gpudb query best_setting -p gpu_id v100 --format csv
     """
-    from gpudb.queries import resolve_names, run_query, stored_queries
+    from gpudb.store.queries import resolve_names, run_query, stored_queries
 
     if list_queries or not name:
         rows = [(q.name, ", ".join(q.params), q.description)
@@ -755,7 +757,8 @@ def query(obj: Context, name, list_queries, params, fmt):
 @click.pass_obj
 @friendly_errors
 def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
-    """Draw a stored analysis as a figure (matplotlib: pip install 'gpudb[plot]'), or list them.
+    """Draw a stored analysis as a figure (matplotlib: pip install 'gpudb-dvfs[plot]'), or list
+    them.
 
     -p NAME VALUE sets a parameter of the plot's stored query (see gpudb query --list) or of
     the plot itself (e.g. metric).
@@ -765,7 +768,7 @@ def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
         gpudb plot error_by_target --out error_by_target.png
         gpudb plot clock_trace -p kernel_id default/twoslope_lm -p predictor crisp --out t.svg
     """
-    from gpudb import plots
+    from gpudb.present import plots
 
     if list_plots or not name:
         rows = [(p.name, p.figure, ", ".join(p.queries), ", ".join(plots.parameters(p)),
@@ -791,14 +794,14 @@ def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
 def report(obj: Context, out_dir):
     """One self-contained HTML page of the database for a teammate's browser: its info, the
     main stored analyses as tables and every plot that has data, the figures embedded
-    (matplotlib: pip install 'gpudb[plot]').
+    (matplotlib: pip install 'gpudb-dvfs[plot]').
 
     Example:
 
         gpudb --db lab.duckdb report --out lab-report
         chromium lab-report/report.html
     """
-    from gpudb.report import build
+    from gpudb.present.report import build
 
     con = obj.connect(read_only=True)
     try:
@@ -851,7 +854,7 @@ def export(obj: Context, directory):
 
         gpudb --db lab.duckdb export lab-parquet/
     """
-    from gpudb.transfer import export as export_tables
+    from gpudb.store.transfer import export as export_tables
 
     con = obj.connect(read_only=True)
     try:
@@ -881,8 +884,8 @@ def merge(obj: Context, source):
 
         gpudb --db mine.duckdb merge teammate.duckdb
     """
-    from gpudb.transfer import merge as merge_runs
-    from gpudb.transfer import same_file
+    from gpudb.store.transfer import merge as merge_runs
+    from gpudb.store.transfer import same_file
 
     if same_file(source, obj.path):
         raise GpudbError(f"cannot merge a database into itself: {source} is {obj.path}")
@@ -916,8 +919,8 @@ def materialize(obj: Context):
 
         gpudb --db lab.duckdb materialize
     """
-    from gpudb.materialize import TABLE
-    from gpudb.materialize import materialize as write_table
+    from gpudb.store.materialize import TABLE
+    from gpudb.store.materialize import materialize as write_table
 
     con = obj.connect()
     try:
@@ -1025,7 +1028,7 @@ def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
            seeds: list[int] | None = None):
     """The evaluation's Scope; sweeps a simulated GPU's suite at the nominal memory clock if
     the database lacks it (of each of ``seeds``; None: of any seed, else seed 0)."""
-    from gpudb.evaluate import resolve_scope
+    from gpudb.analysis.evaluate import resolve_scope
 
     exists = Path(obj.path).exists()
     con = obj.connect(read_only=True) if exists else None
@@ -1053,7 +1056,7 @@ def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
 
 
 def _needs_sweep(obj: Context, scope, seed: int | None = None) -> bool:
-    from gpudb.evaluate import missing_sweep
+    from gpudb.analysis.evaluate import missing_sweep
 
     # a writable open migrates a file from an older gpudb before it is looked at
     con = obj.connect(read_only=obj.read_only)
@@ -1085,7 +1088,7 @@ def _suite_label(scope) -> str:
 
 def _echo_verdict_rule(table, seeds: list[int] | None, fmt: str) -> None:
     """Under a table with a verdict column (several seeds), the rule it follows."""
-    from gpudb.demo import verdict_rule
+    from gpudb.present.demo import verdict_rule
 
     if fmt in HUMAN_FORMATS and "verdict" in table.columns:
         echo(verdict_rule(len(seeds or [])))
@@ -1093,7 +1096,7 @@ def _echo_verdict_rule(table, seeds: list[int] | None, fmt: str) -> None:
 
 def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
                    seeds: list[int] | None = None) -> None:
-    from gpudb.evaluate import (
+    from gpudb.analysis.evaluate import (
         accuracy_over_seeds,
         accuracy_tables,
         check_base_mhz,
@@ -1157,7 +1160,7 @@ def folds_used(folds: int, kernels: int) -> str:
 
 def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
                         fmt: str) -> None:
-    from gpudb.evaluate_grid import default_base, grid_tables, has_grid
+    from gpudb.analysis.evaluate_grid import default_base, grid_tables, has_grid
 
     con = obj.connect(read_only=True)
     try:
@@ -1201,10 +1204,7 @@ ENERGY_SCOPES = {"chip": "chip energy (no board power: papers 000 and 004's scop
 def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: float,
                   fmt: str, seeds: list[int] | None = None,
                   energy_scopes: tuple[str, ...] = ("chip", "run")) -> None:
-    from gpudb.control import schedule_run
-    from gpudb.control.results import REPLAY_PREDICTORS
-    from gpudb.control.results import evaluate as evaluate_policies
-    from gpudb.evaluate import (
+    from gpudb.analysis.evaluate import (
         check_same_kernels,
         control_over_seeds,
         control_table,
@@ -1212,6 +1212,9 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
         interval_seeds,
         run_static_table,
     )
+    from gpudb.control import schedule_run
+    from gpudb.control.results import REPLAY_PREDICTORS
+    from gpudb.control.results import evaluate as evaluate_policies
 
     con = obj.connect(read_only=obj.read_only)
     try:
@@ -1345,9 +1348,9 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
         gpudb --db sim.duckdb evaluate equalizer --kernel mem_stream --kernel compute_ilp
         gpudb --db sim.duckdb evaluate equalizer --kernel mem_stream --seeds 0,1,2
     """
+    from gpudb.analysis.evaluate import Table, equalizer_over_seeds
     from gpudb.control.equalizer_loop import run_equalizer
-    from gpudb.evaluate import Table, equalizer_over_seeds
-    from gpudb.queries import run_query
+    from gpudb.store.queries import run_query
     from sim.config import ConfigError, available, load_suite
 
     if gpu not in available("gpus"):
@@ -1386,7 +1389,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
             echo(_seeds_line(seeds))
     output_rows(columns, rows, fmt)
     if fmt in HUMAN_FORMATS and "speedup_verdict" in columns:
-        from gpudb.demo import verdict_rule
+        from gpudb.present.demo import verdict_rule
 
         echo(verdict_rule(len(seeds)) + "; energy: our chip energy against the paper's")
 
@@ -1408,7 +1411,7 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
 
         gpudb --db sim.duckdb evaluate classes --gpu gtx480 --suite default
     """
-    from gpudb.evaluate import PAPER_CLASSES, class_tables, length_line
+    from gpudb.analysis.evaluate import PAPER_CLASSES, class_tables, length_line
 
     scope = _scope(obj, gpu, suite, do_sweep)
     con = obj.connect(read_only=True)
@@ -1503,12 +1506,12 @@ def demo(obj: Context, gpu, suite):
 def _readable_demo(obj: Context, scope) -> None:
     """The simulated GPU's accuracy and savings as short tables beside paper 000's figures
     with a verdict, the figures in gpudb-figures/ next to the database, and a closing
-    paragraph (gpudb.demo)."""
-    from gpudb import demo
+    paragraph (gpudb.present.demo)."""
+    from gpudb.analysis.evaluate import accuracy_tables, control_table, interval_seeds
     from gpudb.control import schedule_run
     from gpudb.control.results import REPLAY_PREDICTORS
     from gpudb.control.results import evaluate as evaluate_policies
-    from gpudb.evaluate import accuracy_tables, control_table, interval_seeds
+    from gpudb.present import demo
 
     con = obj.connect(read_only=obj.read_only)
     try:
@@ -1589,7 +1592,7 @@ DEMO_WIDTH = 100   # the demo's lines and tables fit this many columns
 def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
     """The commands to try after the demo, for the GPU and suite it ran on (without --db: the
     demo prints the GPUDB_DB to export first), each with what it shows."""
-    from gpudb import demo
+    from gpudb.present import demo
 
     where = (f" --gpu {gpu}" if gpu != "gtx480" else "") + (f" --suite {suite}" if suite else "")
     con = obj.connect(read_only=True)
@@ -1671,7 +1674,7 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
     view, and prints its id (a line `model_id ID`) and the validation error per kernel (the
     id and summary go to stderr unless --format table). With --base all, one model per
     setting and a row per model (see the stored query wu_error_by_base for the heat map).
-    Needs scikit-learn (gpudb[ml]).
+    Needs scikit-learn (gpudb-dvfs[ml]).
 
     Models stay stored side by side (table wu_model; the id is a hash of the settings and
     runs, so retraining the same thing replaces it). View prediction and the stored queries
@@ -1685,7 +1688,7 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
 
         gpudb --db lab.duckdb query mape_by_kernel -p model_id 8d0f952dfd8712c0
     """
-    from gpudb import wu_model
+    from gpudb.train import wu_model
 
     names = [f.strip() for f in features.split(",") if f.strip()] if features else None
     con = obj.connect()
@@ -1729,14 +1732,14 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
     (`gpudb calibrate`). Stores them as the GPU's least_squares calibration, which view
     pred_wangchu_fit predicts with; prints them, the fit's RMS error and which parameters the
     kernels leave unconstrained. `gpudb evaluate accuracy` cross-validates the fit by kernel.
-    Needs scipy (gpudb[ml]).
+    Needs scipy (gpudb-dvfs[ml]).
 
     Example:
 
         gpudb --db lab.duckdb train wangchu --gpu gtx1080ti --base 1800,5000
     """
-    from gpudb import wangchu_fit
-    from gpudb.calibrate import UNITS
+    from gpudb.train import wangchu_fit
+    from gpudb.train.calibrate import UNITS
 
     try:
         core, mem = (float(v) for v in base.split(","))
@@ -1805,7 +1808,7 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
 
         gpudb --db lab.duckdb calibrate --gpu v100 --from-file v100-cal.toml
     """
-    from gpudb import calibrate as cal
+    from gpudb.train import calibrate as cal
 
     if from_file:
         if baseline:
@@ -1841,9 +1844,9 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
 
 
 def _calibrate_simulated(obj: Context, gpu: str, baseline, seed: int, jobs: int):
-    """gpudb.calibrate.calibrate with a progress bar; Ctrl-C (SIGTERM, SIGHUP) keeps the runs
+    """gpudb.train.calibrate.calibrate with a progress bar; Ctrl-C (SIGTERM, SIGHUP) keeps the runs
     that finished and exits 130 (143, 129), as `gpudb sweep` does."""
-    from gpudb.calibrate import calibrate as run_calibration
+    from gpudb.train.calibrate import calibrate as run_calibration
 
     with run_progress("calibrating") as progress:
         return run_calibration(obj.path, gpu, baseline=baseline, seed=seed, jobs=jobs,
@@ -1877,7 +1880,7 @@ def bench_ingest(rows, metrics, repeat):
 
         gpudb bench ingest --rows 200000
     """
-    from gpudb.bench import bench_ingest as run_bench
+    from gpudb.bench.bench import bench_ingest as run_bench
 
     for line in run_bench(rows, metrics, repeat=repeat).lines():
         echo(line)
@@ -1899,7 +1902,7 @@ def predict(obj: Context, repeat):
 
         gpudb --db lab.duckdb bench predict
     """
-    from gpudb.bench import bench_predict as run_bench
+    from gpudb.bench.bench import bench_predict as run_bench
 
     con = obj.connect(read_only=True)
     try:
@@ -1929,7 +1932,7 @@ def scale(obj: Context, factors, gpu_id):
 
         gpudb --db gpudb.duckdb bench scale --factor 1,10,100
     """
-    from gpudb.bench_scale import bench_scale
+    from gpudb.bench.bench_scale import bench_scale
 
     if not Path(obj.path).exists():
         raise click.UsageError(f"{obj.path} does not exist: run gpudb demo first")

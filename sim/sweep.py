@@ -4,7 +4,7 @@
 inputs and SIM_VERSION, so a caller can drop the runs it already has before simulating) and
 :func:`simulate_tasks` simulates them, yielding each :class:`~sim.model.SimResult` (the run row
 and its intervals as an Arrow table) as it finishes. Storing results is the caller's business:
-``gpudb sweep`` (gpudb.sweep) writes each one as it arrives.
+``gpudb sweep`` (gpudb.simulate.sweep) writes each one as it arrives.
 """
 
 from __future__ import annotations

@@ -164,8 +164,8 @@ def tiny_files(tmp_path) -> tuple[Path, Path]:
 def tiny_db_template(tmp_path_factory, empty_db_template) -> Path:
     """The tiny dataset ingested once per session into a copy of empty_db_template. Never
     open it: tiny_db copies it."""
-    from gpudb.ingest import ingest
-    from gpudb.mapping import load_mapping
+    from gpudb.sources.ingest import ingest
+    from gpudb.sources.mapping import load_mapping
 
     tmp = tmp_path_factory.mktemp("tiny_template")
     (tmp / "tiny.csv").write_text(TINY_CSV)
@@ -203,9 +203,9 @@ def query_db(tmp_path_factory) -> Path:
     from gpudb.control.closed_loop import run_closed_loop
     from gpudb.control.equalizer_loop import run_equalizer
     from gpudb.control.results import evaluate
-    from gpudb.ingest import ingest
-    from gpudb.mapping import load_mapping
-    from gpudb.sweep import sweep
+    from gpudb.simulate.sweep import sweep
+    from gpudb.sources.ingest import ingest
+    from gpudb.sources.mapping import load_mapping
 
     tmp = tmp_path_factory.mktemp("query_db")
     (tmp / "tiny.csv").write_text(TINY_CSV)

@@ -4,7 +4,7 @@ kernels, and the timed queries give each copy the original's answer."""
 import duckdb
 import pytest
 
-from gpudb.bench_scale import _queries, replicate
+from gpudb.bench.bench_scale import _queries, replicate
 
 
 def rows(path, sql, params=None):

@@ -1,4 +1,5 @@
-"""Calibration of Wang & Chu's parameters (paper 003 section IV, gpudb/calibrate.py): the micro
+"""Calibration of Wang & Chu's parameters (paper 003 section IV, gpudb/train/calibrate.py): the
+micro
 suite on the simulated GTX 980, whose configuration is built from the paper's own numbers (eq. 4:
 dram_latency_mem_cycles = 222.78 plus 55.32 core cycles beyond the 222-cycle L2 path), so the
 microbenchmarks must give the paper's values back; the table, its view, the file path and the
@@ -14,16 +15,16 @@ import pytest
 from click.testing import CliRunner
 
 import gpudb
-from gpudb.calibrate import (
+from gpudb.cli import cli
+from gpudb.predictors.wangchu_model import GTX980_PUBLISHED
+from gpudb.store.db import GpudbError
+from gpudb.train.calibrate import (
     PARAMETERS,
     UNITS,
     calibrate,
     load_calibration,
     store_calibration,
 )
-from gpudb.cli import cli
-from gpudb.db import GpudbError
-from gpudb.wangchu import GTX980_PUBLISHED
 from sim.config import load_gpu
 
 GTX980 = load_gpu("gtx980")
@@ -87,7 +88,7 @@ def test_eq4_points_recover_the_ratio_dependence(gtx980):
     """The pointer-chase runs behind eq. 4 (what `gpudb calibrate` prints): one latency per
     core/memory setting, rising with core_f/mem_f, within a cycle of the fitted line (the
     simulator rounds each leg up to whole cycles) and within 1.5% of the paper's line."""
-    from gpudb.calibrate import eq4_points
+    from gpudb.train.calibrate import eq4_points
 
     path, _ = gtx980
     con = gpudb.connect(path, read_only=True)

@@ -301,7 +301,7 @@ def test_evaluate_control_prints_mean_savings_bounded_by_the_dynamic_optimal(sim
     assert run_bound["fraction_of_run_bound"] == "1.0"
     # the paper's figure stands beside the papers' controller only, in the paper's energy
     # scope (the chip's)
-    from gpudb.evaluate import PAPER_000_EDP_SAVING_PCT
+    from gpudb.analysis.evaluate import PAPER_000_EDP_SAVING_PCT
 
     assert {row["paper_000_edp_saving_pct"] for row in printed} == {""}
     chip = list(csv.DictReader(io.StringIO(csv_table(sim.chip.stdout, "edp_chip"))))
@@ -350,7 +350,7 @@ def test_materialize_writes_the_prediction_view_as_a_table(sim):
 
 
 def test_train_wu_base_all_stores_a_model_per_setting_and_the_last_is_current(db_path):
-    pytest.importorskip("sklearn", reason="training needs the gpudb[ml] extra (scikit-learn)")
+    pytest.importorskip("sklearn", reason="training needs the gpudb-dvfs[ml] extra (scikit-learn)")
     from test_wu_model import build_synthetic  # the synthetic 2x2x2 grid of six kernels
 
     build_synthetic(db_path)
@@ -394,9 +394,9 @@ def test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables(tmp_path,
     assert first.stdout[first.stdout.index("gpudb demo:"):] == second.stdout[
         second.stdout.index("gpudb demo:"):]
 
-    from gpudb.demo import verdict
-    from gpudb.evaluate import PAPER_000_EDP_SAVING_PCT, PAPER_000_MAPE_PCT
+    from gpudb.analysis.evaluate import PAPER_000_EDP_SAVING_PCT, PAPER_000_MAPE_PCT
     from gpudb.predictors import names
+    from gpudb.present.demo import verdict
 
     accuracy = {r["predictor"]: r for r in sections(second.output, "Prediction error")}
     assert list(accuracy) == list(names(replayable=True))

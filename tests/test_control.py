@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 import gpudb
+from gpudb.analysis.evaluate import length_line
 from gpudb.control.energy import predict_energy
 from gpudb.control.guard import GUARDED, PAPER, Guard
 from gpudb.control.offline import POLICIES, PolicyResult, load_outcomes
 from gpudb.control.results import evaluate, replay
-from gpudb.evaluate import length_line
-from gpudb.queries import run_query
+from gpudb.store.queries import run_query
 
 # (time ns, energy J) of intervals 0-2 at each core MHz: hand-made numbers, not simulator output.
 # All energy is board energy (other_j), so a predictor's energy estimate is other_j x T/Tc.
@@ -251,7 +251,7 @@ def sim_db(tmp_path_factory):
     """Two tiny synthetic kernels swept over every gtx480 core P-state, closed-loop runs of
     the papers' CRISP controller and of gpudb's guarded one, and every replay."""
     from gpudb.control.closed_loop import run_closed_loop
-    from gpudb.sweep import sweep
+    from gpudb.simulate.sweep import sweep
 
     tmp = tmp_path_factory.mktemp("control")
     suite = tmp / "ctltiny.toml"
@@ -422,7 +422,7 @@ def test_workload_class_shares_by_hand(sim_db):
 def test_runs_without_the_slot_counters_ask_for_a_new_sweep(hand_db, sim_db):
     # hand_db's runs look like ones simulated before schema/0004 (slot counters NULL): the
     # demo and evaluate commands sweep again rather than evaluate gpudb's CRISP on NULLs
-    from gpudb.evaluate import missing_sweep
+    from gpudb.analysis.evaluate import missing_sweep
 
     for db, gpu, suite, missing in ((hand_db, "hand", "hand", True),
                                     (sim_db, "gtx480", "ctltiny", False),

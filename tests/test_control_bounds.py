@@ -9,7 +9,7 @@ import pytest
 import gpudb
 from gpudb.control import schedule_run
 from gpudb.control.results import evaluate
-from gpudb.queries import run_query
+from gpudb.store.queries import run_query
 
 # Hand-made interval energies (J), not simulator output: per core MHz, time (ns) and the five
 # interval energy columns (core dynamic, core static, DRAM dynamic, DRAM static, board), the
@@ -135,7 +135,7 @@ body = [{op = "alu", n = 4, dep = "prev"}]
 def bound_db(tmp_path_factory):
     """One tiny synthetic kernel swept over gtx480's core P-states, its dynamic-optimal EDP
     schedule (both scopes) run in the closed loop, and the offline policies."""
-    from gpudb.sweep import sweep
+    from gpudb.simulate.sweep import sweep
 
     tmp = tmp_path_factory.mktemp("bounds")
     suite = tmp / "bndtiny.toml"

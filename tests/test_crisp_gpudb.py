@@ -11,7 +11,7 @@ import pytest
 import gpudb
 from gpudb.predictors.crisp import predict_crisp
 from gpudb.predictors.crisp_gpudb import predict_crisp_gpudb
-from gpudb.runs import ensure_experiment, ensure_gpu, ensure_kernels, write_run
+from gpudb.store.runs import ensure_experiment, ensure_gpu, ensure_kernels, write_run
 from sim.config import kernel_from_table
 from sim.model import simulate
 

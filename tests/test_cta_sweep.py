@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import gpudb
-from gpudb.queries import run_query
-from gpudb.sweep import sweep
+from gpudb.simulate.sweep import sweep
+from gpudb.store.queries import run_query
 
 # A synthetic kernel whose per-warp working set (4 KB) fits L1 (32 KB on gtx480) at two CTAs
 # of 4 warps per SM and thrashes it at eight: the simulator scales the hit rate by

@@ -7,8 +7,8 @@ import signal
 import pytest
 
 import gpudb
-from gpudb.dask_sweep import chunk_tasks
-from gpudb.sweep import sweep
+from gpudb.simulate.dask_sweep import chunk_tasks
+from gpudb.simulate.sweep import sweep
 from sim.config import load_gpu, load_suite
 from sim.sweep import plan
 
@@ -90,10 +90,10 @@ def test_a_worker_killed_mid_sweep_loses_no_run_and_duplicates_none(tmp_path):
 def test_an_unreachable_scheduler_is_one_error_line(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    import gpudb.dask_sweep
+    import gpudb.simulate.dask_sweep
     from gpudb.cli import cli
 
-    monkeypatch.setattr(gpudb.dask_sweep, "CONNECT_TIMEOUT_S", 2)   # retries until then
+    monkeypatch.setattr(gpudb.simulate.dask_sweep, "CONNECT_TIMEOUT_S", 2)   # retries until then
 
     db = tmp_path / "x.duckdb"
     result = CliRunner().invoke(cli, ["--db", str(db), "sweep", "--suite", "micro", "--kernel",

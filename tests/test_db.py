@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 import gpudb
-from gpudb.db import GpudbError, file_info, migrations, schema_version
+from gpudb.store.db import GpudbError, file_info, migrations, schema_version
 
 
 def test_new_file_is_migrated_and_stamped(db_path):
@@ -149,7 +149,7 @@ def test_ctrl_c_inside_a_transaction_is_a_keyboard_interrupt_and_writes_nothing(
     import signal
     import threading
 
-    from gpudb.db import atomic
+    from gpudb.store.db import atomic
 
     con = gpudb.connect(fresh_db)
     # A shell's background job (CI's may be one) starts with SIGINT ignored, and Python then

@@ -1,11 +1,12 @@
-"""gpudb.demo: the verdict rule, the readable tables and the closing paragraph, on hand-made
+"""gpudb.present.demo: the verdict rule, the readable tables and the closing paragraph, on hand-made
 tables (the demo itself runs in test_cli_commands)."""
 
 import re
 
 import pytest
 
-from gpudb.demo import (
+from gpudb.analysis.evaluate import Table
+from gpudb.present.demo import (
     accuracy_summary,
     closing_paragraph,
     kernel_length_line,
@@ -14,8 +15,7 @@ from gpudb.demo import (
     savings_summary,
     verdict,
 )
-from gpudb.evaluate import Table
-from gpudb.output import format_rows
+from gpudb.present.output import format_rows
 
 
 @pytest.mark.parametrize(("ours", "paper", "word"), [
@@ -101,14 +101,14 @@ def test_a_controller_that_never_moved_is_not_said_to_agree():
 def test_without_matplotlib_the_figures_are_one_hint_and_no_folder(tmp_path, monkeypatch):
     import sys
 
-    from gpudb.db import GpudbError
-    from gpudb.demo import demo_figures, write_figures
+    from gpudb.present.demo import demo_figures, write_figures
+    from gpudb.store.db import GpudbError
 
     for module in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, module)
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as where it is not installed
     folder = tmp_path / "gpudb-figures"
-    with pytest.raises(GpudbError, match=r"pip install 'gpudb\[plot\]'"):
+    with pytest.raises(GpudbError, match=r"pip install 'gpudb-dvfs\[plot\]'"):
         write_figures(None, folder, demo_figures("gtx480", "default", "default/twoslope_lm"))
     assert not folder.exists()
 
@@ -168,8 +168,8 @@ def test_kernel_length_line_counts_intervals_at_the_top_p_state(query_db):
 # --- the demo's figures under gpudb plot's names; the report's order and cuts (issue 30) ---
 
 def test_demo_figures_are_named_after_what_gpudb_plot_draws():
-    from gpudb import plots
-    from gpudb.demo import demo_figures, figure_stem
+    from gpudb.present import plots
+    from gpudb.present.demo import demo_figures, figure_stem
 
     figures = demo_figures("gtx480", "default", "default/twoslope_lm")
     stems = [figure_stem(name, params) for name, params in figures]
@@ -187,7 +187,7 @@ def test_demo_figures_are_named_after_what_gpudb_plot_draws():
     ("plain (one) and (two)", "plain (one) and (two)"),
 ])
 def test_captions_have_no_nested_brackets(text, flat):
-    from gpudb.report import no_nested
+    from gpudb.present.report import no_nested
 
     assert no_nested(text) == flat
 
@@ -200,7 +200,7 @@ def summary_page(query_db, tmp_path_factory):
 
     import gpudb
     from gpudb.control.results import evaluate
-    from gpudb.report import build
+    from gpudb.present.report import build
 
     tmp = tmp_path_factory.mktemp("summary")
     path = tmp / "summary.duckdb"
@@ -214,7 +214,7 @@ def summary_page(query_db, tmp_path_factory):
         con.close()
     con = gpudb.connect(path, read_only=True)
     try:
-        from gpudb.report import summaries
+        from gpudb.present.report import summaries
         found = summaries(con)
     finally:
         con.close()

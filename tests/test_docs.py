@@ -13,7 +13,7 @@ from conftest import REPO
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.queries import get_query
+from gpudb.store.queries import get_query
 
 
 def test_every_command_is_in_the_readme():

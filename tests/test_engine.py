@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import func, select, text
 
 import gpudb
-from gpudb import tables
-from gpudb.db import GpudbError
+from gpudb.store import tables
+from gpudb.store.db import GpudbError
 
 
 def test_core_select_through_engine(tiny_db):

@@ -14,7 +14,7 @@ before it. For every malformed input the test asserts:
   appeared; the read commands change neither the file they read nor its folder;
 - every refusal is one line, and an ingest refusal names the data file or the mapping.
 
-Ingest cases (csv, parquet, mapping) go through ``gpudb.ingest`` on one open connection, and
+Ingest cases (csv, parquet, mapping) go through ``gpudb.sources.ingest`` on one open connection, and
 every CLI_EVERY-th also through ``gpudb ingest`` (CliRunner) against a second target. Database
 cases go through ``gpudb info``, ``gpudb query best_setting`` or ``gpudb merge`` (CliRunner),
 one command per case in turn. A corrupted copy of a real gpudb file may still be readable, so
@@ -56,9 +56,9 @@ from conftest import TABLES, TINY_CSV, TINY_MAPPING
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.db import GpudbError
-from gpudb.ingest import ingest
-from gpudb.mapping import load_mapping
+from gpudb.sources.ingest import ingest
+from gpudb.sources.mapping import load_mapping
+from gpudb.store.db import GpudbError
 
 SEED = 12  # the number
 COUNTS = {"csv": 450, "parquet": 250, "mapping": 300, "duckdb": 250}

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.ingest import IngestError, ingest
-from gpudb.mapping import MappingError, load_mapping
+from gpudb.sources.ingest import IngestError, ingest
+from gpudb.sources.mapping import MappingError, load_mapping
 
 
 def _ingest(path, files, mapping, experiment=None):

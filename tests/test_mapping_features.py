@@ -14,8 +14,8 @@ from conftest import MAPPINGS, REPO, TABLES, row_counts
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.ingest import FileReport, IngestError, ingest
-from gpudb.mapping import MappingError, load_mapping
+from gpudb.sources.ingest import FileReport, IngestError, ingest
+from gpudb.sources.mapping import MappingError, load_mapping
 
 
 def _ingest(db, data, mapping, **options):

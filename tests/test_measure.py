@@ -14,9 +14,9 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from gpudb import measure as m
 from gpudb.cli import cli
-from gpudb.db import GpudbError, connect
+from gpudb.sources import measure as m
+from gpudb.store.db import GpudbError, connect
 
 SLEEP_S = 0.05
 SLEEP = [sys.executable, "-c", f"import time; time.sleep({SLEEP_S})"]
@@ -26,7 +26,7 @@ POWER_MW = 100_000.0
 
 
 class FakeGpu:
-    """A GPU as gpudb.measure.Nvml presents it, without NVML: records the clock calls, and
+    """A GPU as gpudb.sources.measure.Nvml presents it, without NVML: records the clock calls, and
     reports the clocks set as the clocks seen, a power-cap reason above 1380 MHz."""
 
     name = "Fake GPU 80GB"
@@ -638,7 +638,7 @@ def test_cli_without_nvml_binding_says_what_to_install(tmp_path, monkeypatch):
     result = invoke(tmp_path / "x.duckdb", "--core-mhz", "1", "--mem-mhz", "1", "--", "true")
     assert result.exit_code == 1
     assert result.output == ("Error: gpudb measure needs NVML's Python binding: "
-                             "pip install 'gpudb[nvml]'\n")
+                             "pip install 'gpudb-dvfs[nvml]'\n")
 
 
 # --- a real GPU --------------------------------------------------------------------------

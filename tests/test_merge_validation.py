@@ -18,11 +18,11 @@ from conftest import TINY_CSV, TINY_MAPPING, row_counts
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.db import GpudbError
-from gpudb.ingest import ingest
-from gpudb.mapping import load_mapping
-from gpudb.materialize import materialize
-from gpudb.transfer import _first_error, export, merge
+from gpudb.sources.ingest import ingest
+from gpudb.sources.mapping import load_mapping
+from gpudb.store.db import GpudbError
+from gpudb.store.materialize import materialize
+from gpudb.store.transfer import _first_error, export, merge
 
 
 @pytest.fixture(scope="module")

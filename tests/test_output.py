@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpudb.cli import cli
-from gpudb.output import format_rows, full_width
+from gpudb.present.output import format_rows, full_width
 
 
 @pytest.mark.parametrize(("value", "text"), [

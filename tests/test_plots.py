@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 import gpudb
-from gpudb import plots
 from gpudb.cli import cli
 from gpudb.predictors import registry as predictor_registry
-from gpudb.queries import get_query, run_query
+from gpudb.present import plots
+from gpudb.store.queries import get_query, run_query
 
-pytest.importorskip("matplotlib", reason="plots need the gpudb[plot] extra (matplotlib)")
+pytest.importorskip("matplotlib", reason="plots need the gpudb-dvfs[plot] extra (matplotlib)")
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -23,10 +23,10 @@ PNG = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def wu_db(tmp_path_factory):
     """The synthetic 2x2x2 grid of test_wu_model with a wu model at every base setting."""
-    pytest.importorskip("sklearn", reason="training needs the gpudb[ml] extra (scikit-learn)")
+    pytest.importorskip("sklearn", reason="training needs the gpudb-dvfs[ml] extra (scikit-learn)")
     from test_wu_model import build_synthetic
 
-    from gpudb.wu_model import train_many
+    from gpudb.train.wu_model import train_many
 
     path = tmp_path_factory.mktemp("plots") / "wu.duckdb"
     build_synthetic(path)
@@ -256,7 +256,7 @@ def test_plot_without_matplotlib_says_how_to_install_it(query_db, tmp_path, monk
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as where it is not installed
     result = invoke("--db", query_db, "plot", "error_by_target", "--out", tmp_path / "f.png")
     assert result.exit_code == 1
-    assert result.output == "Error: plotting needs matplotlib: pip install 'gpudb[plot]'\n"
+    assert result.output == "Error: plotting needs matplotlib: pip install 'gpudb-dvfs[plot]'\n"
     assert not (tmp_path / "f.png").exists()
 
 
@@ -295,7 +295,7 @@ def test_kernel_names_from_a_file_are_drawn_as_text(fresh_db, tiny_files, tmp_pa
 def test_robust_limits_cut_an_outlier_and_mark_it_with_its_value():
     from matplotlib.figure import Figure
 
-    from gpudb.plots.common import mark_clipped, robust_limits
+    from gpudb.present.plots.common import mark_clipped, robust_limits
 
     values = [2.0, 3.0, 4.0, 5.0, 550.0]
     # quartiles 3 and 5: fences 3 - 3x2 = -3 and 5 + 3x2 = 11 keep 2..5, and zero is kept;
@@ -318,7 +318,7 @@ def _hand_made_savings(guard):
     """savings_summary rows of five controllers and the dynamic optimal, category 'all', one
     controller far below the others (lead, -550%: the papers' unguarded LEAD on a kernel
     that it slows down)."""
-    from gpudb.plots import Result
+    from gpudb.present.plots import Result
 
     saving = {"crisp": 5.0, "crispl": 6.0, "crit": 4.0, "stall": 0.0, "lead": -550.0}
     columns = ["policy", "predictor", "guard", "category", "edp_saving_pct"]
@@ -333,7 +333,7 @@ def _hand_made_savings(guard):
 def test_savings_title_names_the_guard_and_the_axis_keeps_the_papers_markers(guard, words):
     from matplotlib.figure import Figure
 
-    from gpudb.plots.savings import PAPER_000_SAVING_PCT, draw_savings, savings_data
+    from gpudb.present.plots.savings import PAPER_000_SAVING_PCT, draw_savings, savings_data
 
     data = savings_data(_hand_made_savings(guard),
                         {"guard": guard, "scope": "chip", "objective": "edp"})
@@ -356,8 +356,8 @@ def test_savings_title_names_the_guard_and_the_axis_keeps_the_papers_markers(gua
 def test_clock_trace_names_its_guard_and_shares_one_time_axis(query_db):
     from matplotlib.figure import Figure
 
-    from gpudb.plots.clock_trace import draw_clock_trace
-    from gpudb.plots.common import BOUNDS
+    from gpudb.present.plots.clock_trace import draw_clock_trace
+    from gpudb.present.plots.common import BOUNDS
 
     data, _ = data_and_rows(query_db, "clock_trace",
                             {"kernel_id": "tiny/mem", "predictor": "crisp"})
@@ -391,8 +391,8 @@ def test_error_by_target_legend_quotes_no_mape_beside_signed_bars(query_db, tmp_
 def test_fraction_axis_cuts_losses_beyond_the_whole_potential_at_minus_one():
     from matplotlib.figure import Figure
 
-    from gpudb.plots import Result
-    from gpudb.plots.savings import draw_fraction, fraction_data
+    from gpudb.present.plots import Result
+    from gpudb.present.plots.savings import draw_fraction, fraction_data
 
     columns = ["policy", "predictor", "guard", "kernel_id", "saving_pct", "potential_pct",
                "fraction_realised"]

@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 import gpudb
-from gpudb.materialize import TABLE, materialize, status
+from gpudb.store.materialize import TABLE, materialize, status
 
 
 @pytest.fixture
@@ -121,8 +121,8 @@ def test_materialized_table_is_readable_without_gpudb_and_goes_stale(tiny_db, ti
     with pytest.raises(duckdb.Error):
         plain.execute("SELECT count(*) FROM prediction").fetchall()
     plain.close()
-    from gpudb.ingest import ingest
-    from gpudb.mapping import load_mapping
+    from gpudb.sources.ingest import ingest
+    from gpudb.sources.mapping import load_mapping
     other = tmp_path / "more.csv"
     other.write_text(tiny_files[0].read_text().replace("alpha", "gamma"))
     con = gpudb.connect(tiny_db)
@@ -132,10 +132,10 @@ def test_materialized_table_is_readable_without_gpudb_and_goes_stale(tiny_db, ti
 
 
 def test_core_scaling_error_holds_every_wu_model_and_marks_each_gpus_latest(fresh_db):
-    pytest.importorskip("sklearn", reason="training needs the gpudb[ml] extra (scikit-learn)")
+    pytest.importorskip("sklearn", reason="training needs the gpudb-dvfs[ml] extra (scikit-learn)")
     from test_wu_model import add_pstates, build_synthetic
 
-    from gpudb.wu_model import train_wu
+    from gpudb.train.wu_model import train_wu
 
     build_synthetic(fresh_db)
     con = gpudb.connect(fresh_db)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import gpudb
-from gpudb.db import view_files
 from gpudb.predictors import get, names, registry, udfs
+from gpudb.store.db import view_files
 
 VIEW = re.compile(r"CREATE OR REPLACE VIEW (\w+) AS", re.I)
 

@@ -10,11 +10,11 @@ from conftest import MAPPINGS, real_file
 
 import gpudb
 from gpudb import predictors
-from gpudb.db import GpudbError
-from gpudb.ingest import ingest
-from gpudb.mapping import load_mapping
 from gpudb.predictors import Predictor, names
-from gpudb.queries import _per_predictor, get_query, run_query, stored_queries
+from gpudb.sources.ingest import ingest
+from gpudb.sources.mapping import load_mapping
+from gpudb.store.db import GpudbError
+from gpudb.store.queries import _per_predictor, get_query, run_query, stored_queries
 
 
 @pytest.mark.parametrize("name", sorted(stored_queries()))

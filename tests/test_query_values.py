@@ -11,10 +11,10 @@ from conftest import TINY_CSV, TINY_MAPPING
 import gpudb
 from gpudb.control.guard import PAPER
 from gpudb.control.results import evaluate
-from gpudb.db import GpudbError
-from gpudb.ingest import ingest
-from gpudb.mapping import load_mapping
-from gpudb.queries import run_query
+from gpudb.sources.ingest import ingest
+from gpudb.sources.mapping import load_mapping
+from gpudb.store.db import GpudbError
+from gpudb.store.queries import run_query
 
 # (time ns, energy J) of intervals 0 and 1 at each core MHz. All energy is board energy
 # (other_j), so switching for 1 ns costs the interval's energy per ns at the new setting.

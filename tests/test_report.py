@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from gpudb.cli import cli
 
-pytest.importorskip("matplotlib", reason="the report's figures need gpudb[plot] (matplotlib)")
+pytest.importorskip("matplotlib", reason="the report's figures need gpudb-dvfs[plot] (matplotlib)")
 
 
 class Page(HTMLParser):
@@ -50,7 +50,7 @@ def page(query_db, tmp_path_factory):
 
 
 def test_the_page_is_self_contained_with_a_png_per_plot_and_rows_in_every_table(page):
-    from gpudb import plots
+    from gpudb.present import plots
 
     parsed = Page()
     parsed.feed(page.read_text())

@@ -1,5 +1,5 @@
-"""The one write path: gpudb.db.atomic (all or nothing on a real file) and gpudb.runs, the one
-writer of runs, which never changes a stored run."""
+"""The one write path: gpudb.store.db.atomic (all or nothing on a real file) and gpudb.store.runs,
+the one writer of runs, which never changes a stored run."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from conftest import REPO, TABLES, row_counts
 
 import gpudb
-from gpudb.db import atomic
-from gpudb.runs import (
+from gpudb.store.db import atomic
+from gpudb.store.runs import (
     KEYS,
     ensure_experiment,
     ensure_gpu,
@@ -174,7 +174,7 @@ def test_metrics_and_parents_are_added_only_where_missing(db_path):
 
 
 def test_keys_cover_every_merged_table():
-    from gpudb.transfer import TABLES as MERGED
+    from gpudb.store.transfer import TABLES as MERGED
 
     assert set(KEYS) == set(MERGED) == set(TABLES)
 

@@ -14,12 +14,12 @@ from click.testing import CliRunner
 from conftest import csv_table
 
 import gpudb
+from gpudb.analysis.evaluate import Table, control_over_seeds, control_table, over_seeds
+from gpudb.analysis.stats import mean_interval, t_quantile
 from gpudb.cli import cli
 from gpudb.control.results import evaluate
-from gpudb.demo import verdict
-from gpudb.evaluate import Table, control_over_seeds, control_table, over_seeds
-from gpudb.queries import run_query
-from gpudb.stats import mean_interval, t_quantile
+from gpudb.present.demo import verdict
+from gpudb.store.queries import run_query
 
 # Student's t, 97.5th percentile (two-sided 95%), from printed tables
 T_975 = {1: 12.706, 2: 4.303, 4: 2.776}
@@ -244,7 +244,7 @@ def test_control_results_from_before_seeds_become_seed_0(db_path):
     keeps its values with seed 0, and the same result of seed 1 can sit beside it."""
     import duckdb
 
-    from gpudb.db import _BOOTSTRAP, _migrate, migrations
+    from gpudb.store.db import _BOOTSTRAP, _migrate, migrations
 
     con = duckdb.connect(str(db_path))
     con.execute(_BOOTSTRAP)
@@ -268,8 +268,8 @@ def test_control_results_from_before_seeds_become_seed_0(db_path):
 
 
 def test_a_mean_over_seeds_needs_the_same_kernels_in_each(seeded, tmp_path):
-    from gpudb.db import GpudbError
-    from gpudb.evaluate import Scope, check_same_kernels
+    from gpudb.analysis.evaluate import Scope, check_same_kernels
+    from gpudb.store.db import GpudbError
 
     path = tmp_path / "uneven.duckdb"
     shutil.copy(seeded["both"], path)
@@ -291,7 +291,7 @@ def test_a_mean_over_seeds_needs_the_same_kernels_in_each(seeded, tmp_path):
 
 
 def test_equalizer_verdicts_use_the_interval_and_chip_energy():
-    from gpudb.evaluate import equalizer_over_seeds
+    from gpudb.analysis.evaluate import equalizer_over_seeds
 
     columns = ["gpu_id", "policy", "category", "kernel_id", "kernels", "speedup_pct",
                "energy_change_pct", "chip_energy_change_pct", "paper_001_speedup_pct",

@@ -1,5 +1,5 @@
 """Sweeps: sim.sweep plans and simulates without a database (and never imports gpudb);
-gpudb.sweep stores them in a real DuckDB file: rows, idempotence, experiment ids."""
+gpudb.simulate.sweep stores them in a real DuckDB file: rows, idempotence, experiment ids."""
 
 import hashlib
 import pkgutil
@@ -11,8 +11,8 @@ import pytest
 
 import gpudb
 import sim
-from gpudb.runs import experiment_id
-from gpudb.sweep import sweep
+from gpudb.simulate.sweep import sweep
+from gpudb.store.runs import experiment_id
 from sim.config import load_gpu, load_suite
 from sim.model import run_id, simulate
 from sim.sweep import plan, simulate_tasks
@@ -94,7 +94,7 @@ def test_sweep_writes_runs_once(tmp_path, tiny_suite_path, jobs):
 def test_interrupted_sweep_keeps_finished_runs_and_resumes(tmp_path, tiny_suite_path):
     import multiprocessing
 
-    from gpudb.sweep import SweepInterrupted
+    from gpudb.simulate.sweep import SweepInterrupted
 
     db = tmp_path / "x.duckdb"
     grid = dict(core_mhz=[700, 500, 300, 100], mem_mhz=[924], interval_instructions=500)

@@ -7,8 +7,8 @@ import pytest
 from conftest import row_counts
 
 import gpudb
-from gpudb.db import GpudbError
-from gpudb.transfer import export, merge
+from gpudb.store.db import GpudbError
+from gpudb.store.transfer import export, merge
 
 
 def test_merge_twice_adds_nothing_the_second_time(tiny_db, tmp_path):
@@ -113,7 +113,7 @@ def test_export_into_a_directory_whose_name_has_a_quote_writes_only_there(tiny_d
     stream to Parquet in Arrow batches (here of 3 rows, so a table is several row groups)."""
     import pyarrow.parquet as pq
 
-    monkeypatch.setattr("gpudb.transfer._EXPORT_BATCH_ROWS", 3)
+    monkeypatch.setattr("gpudb.store.transfer._EXPORT_BATCH_ROWS", 3)
     parent = tmp_path / "exports"
     parent.mkdir()
     out = parent / "out' (FORMAT csv) --"
@@ -136,7 +136,7 @@ def test_export_where_it_cannot_write_is_one_line_and_leaves_nothing(tiny_db, tm
                                                                      monkeypatch):
     from click.testing import CliRunner
 
-    import gpudb.transfer
+    import gpudb.store.transfer
     from gpudb.cli import cli
 
     for where in ("/proc/gpudb-export", tmp_path / "missing" / "out"):
@@ -147,7 +147,7 @@ def test_export_where_it_cannot_write_is_one_line_and_leaves_nothing(tiny_db, tm
     assert not (tmp_path / "missing").exists()
 
     # a write that fails half-way (a full disk): the staging directory goes, nothing stays
-    write = gpudb.transfer._write_parquet
+    write = gpudb.store.transfer._write_parquet
     calls = []
 
     def full_disk(con, query, path):
@@ -156,7 +156,7 @@ def test_export_where_it_cannot_write_is_one_line_and_leaves_nothing(tiny_db, tm
             raise OSError(28, "No space left on device")
         return write(con, query, path)
 
-    monkeypatch.setattr(gpudb.transfer, "_write_parquet", full_disk)
+    monkeypatch.setattr(gpudb.store.transfer, "_write_parquet", full_disk)
     parent = tmp_path / "exports"
     parent.mkdir()
     con = gpudb.connect(tiny_db, read_only=True)

@@ -30,8 +30,8 @@ from click.testing import CliRunner
 from conftest import TINY_CSV, TINY_MAPPING, row_counts
 
 import gpudb
-from gpudb import udfs
 from gpudb.cli import cli
+from gpudb.store import udfs
 
 SECRET = "s3cr3t-ssh-key-material"
 
@@ -61,8 +61,8 @@ def built(tmp_path_factory):
     """(clean, hostile, secret text file): the tiny dataset, once, and a copy of it holding
     what a hostile teammate could put in a file, beside a file of this user's that no
     database may read."""
-    from gpudb.ingest import ingest
-    from gpudb.mapping import load_mapping
+    from gpudb.sources.ingest import ingest
+    from gpudb.sources.mapping import load_mapping
 
     tmp = tmp_path_factory.mktemp("trust")
     text = tmp / "secret.txt"

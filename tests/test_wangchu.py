@@ -1,10 +1,11 @@
-"""Wang & Chu's core x memory model (paper 003, gpudb.wangchu): hand-computed cases per regime,
+"""Wang & Chu's core x memory model (paper 003, gpudb.predictors.wangchu_model): hand-computed
+cases per regime,
 the paper's own numbers, and invariants. All hand arithmetic is in core cycles unless noted."""
 
 import numpy as np
 import pytest
 
-from gpudb import wangchu as wc
+from gpudb.predictors import wangchu_model as wc
 
 # Small round parameters: dm_lat = 200 * core_f/mem_f + 300 core cycles (eq. 4 form),
 # dm_del 10 memory cycles, L2 200 / 1 cycles, shared 30 cycles, 4 cycles per instruction.

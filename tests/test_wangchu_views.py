@@ -11,11 +11,11 @@ from click.testing import CliRunner
 from conftest import TINY_SUITE
 
 import gpudb
-from gpudb.calibrate import store_calibration
 from gpudb.cli import cli
-from gpudb.queries import run_query
-from gpudb.wangchu import GPUDB, Calibration, KernelCounters, predict_time_ns
-from gpudb.wangchu_fit import Rows, cross_validate, fit, mape_pct
+from gpudb.predictors.wangchu_model import GPUDB, Calibration, KernelCounters, predict_time_ns
+from gpudb.store.queries import run_query
+from gpudb.train.calibrate import store_calibration
+from gpudb.train.wangchu_fit import Rows, cross_validate, fit, mape_pct
 
 # Parameters stored as a 'file' calibration (the paper's GTX 980 values where it gives them,
 # round numbers for the three it does not publish).
@@ -27,7 +27,7 @@ GRID = [400.0, 700.0, 1000.0]
 @pytest.fixture(scope="module")
 def grid_db(tmp_path_factory):
     """The tiny suite on gtx980 at core x memory 400/700/1000 MHz, with a 'file' calibration."""
-    from gpudb.sweep import sweep
+    from gpudb.simulate.sweep import sweep
 
     tmp = tmp_path_factory.mktemp("wangchu")
     (tmp / "suite.toml").write_text(TINY_SUITE)
@@ -85,7 +85,8 @@ def test_pred_wangchu_is_the_equations(grid_db):
         con.close()
     assert len(rows) == 49        # every (core, memory) P-state pair of gtx980's 7 x 7
     core, mem, ns = (np.array(c) for c in zip(*rows, strict=True))
-    # gpudb's readings of eq. 11 and conditions 10b/12b (gpudb.wangchu.GPUDB, README)
+    # gpudb's readings of eq. 11 and conditions 10b/12b (gpudb.predictors.wangchu_model.GPUDB,
+    # README)
     expected = predict_time_ns(KernelCounters(**counters), Calibration(**PARAMS), core, mem,
                                readings=GPUDB)
     np.testing.assert_allclose(ns, expected, rtol=1e-12)
@@ -254,7 +255,7 @@ def test_train_wangchu_stores_a_least_squares_calibration(grid_db, tmp_path):
 def test_an_unidentified_parameter_the_fit_moved_is_not_called_kept():
     """train wangchu stored 'kept at its starting value' for a parameter it had moved from
     277.3 to 3.9e-9, where the predictions stop depending on it (issue 30)."""
-    from gpudb.wangchu_fit import _unidentified
+    from gpudb.train.wangchu_fit import _unidentified
 
     moved = _unidentified(277.3, 3.9e-9)
     assert "moved it from 277.3 to 3.9e-09" in moved and "kept" not in moved

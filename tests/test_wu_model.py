@@ -15,13 +15,13 @@ import pytest
 from conftest import MAPPINGS, real_file
 
 import gpudb
-from gpudb.db import GpudbError
 from gpudb.predictors import wu
-from gpudb.queries import run_query
+from gpudb.store.db import GpudbError
+from gpudb.store.queries import run_query
 
-pytest.importorskip("sklearn", reason="training needs the gpudb[ml] extra (scikit-learn)")
+pytest.importorskip("sklearn", reason="training needs the gpudb-dvfs[ml] extra (scikit-learn)")
 
-from gpudb.wu_model import SIM_FEATURES, train_wu, validation_table  # noqa: E402
+from gpudb.train.wu_model import SIM_FEATURES, train_wu, validation_table  # noqa: E402
 
 CU = (2, 4)
 CORE = (500.0, 1000.0)
@@ -505,8 +505,8 @@ def test_clear_errors(toy_db, fresh_db):
 
 
 def test_v100_measurements_core_frequency_only(fresh_db):
-    from gpudb.ingest import ingest
-    from gpudb.mapping import load_mapping
+    from gpudb.sources.ingest import ingest
+    from gpudb.sources.mapping import load_mapping
 
     con = gpudb.connect(fresh_db)
     ingest(con, [real_file("v100-dvfs-real-profile.csv")],
@@ -523,7 +523,7 @@ def test_v100_measurements_core_frequency_only(fresh_db):
 
 
 def test_a_model_per_base_fills_the_heat_map(toy_db):
-    from gpudb.wu_model import parse_base, train_many
+    from gpudb.train.wu_model import parse_base, train_many
 
     con = gpudb.connect(toy_db)
     columns, rows = train_many(con, "toy", cluster_counts=(2,), seed=0)
@@ -561,7 +561,7 @@ def test_predict_wu_sql_function(db_path):
 @pytest.mark.slow
 def test_simulated_hd7970_grid_feeds_the_table_ii_features(db_path):
     # 4 kernels x 2 CU counts x 2 engine x 2 memory settings of the simulator (~30 s)
-    sweep = pytest.importorskip("gpudb.sweep")
+    sweep = pytest.importorskip("gpudb.simulate.sweep")
     kernels = ["compute_fma", "mem_stream", "cache_reuse", "unsat_small_grid"]
     sweep.sweep(db_path, "hd7970", "default", kernels=kernels, core_mhz=[400.0, 1000.0],
                 mem_mhz=[475.0, 1375.0], sms=[8, 32])

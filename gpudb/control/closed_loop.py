@@ -136,11 +136,11 @@ def run_closed_loop(db_path, gpu: str, suite: str, kernels: list[str] | None, pr
                     guard: Guard = GUARDED, seed: int = 0, scope: str = "run") -> list[dict]:
     """Run each kernel under the controller from the highest core P-state at the nominal
     memory clock with the simulator's ``seed`` (as the fixed runs the replay of that seed
-    reads) and store the runs through gpudb.runs (skipping those already stored), with
+    reads) and store the runs through gpudb.store.runs (skipping those already stored), with
     policy 'closed_loop' and the controller in columns predictor, objective, max_loss_pct
     and guard (variant 'chip' when it minimised the chip's energy); returns their rows."""
     import gpudb
-    from gpudb.runs import ensure_experiment, ensure_gpu, ensure_kernels, write_run
+    from gpudb.store.runs import ensure_experiment, ensure_gpu, ensure_kernels, write_run
     from sim.config import load_gpu, load_suite
     from sim.model import DEFAULT_INTERVAL_INSTRUCTIONS, Simulation, run_id
 

@@ -6,8 +6,8 @@ frequency manager moves each domain one level towards the majority's request (se
 The decision logic is :mod:`gpudb.control.equalizer`; this module wires it to
 :class:`sim.model.Simulation` (epoch mode, per-SM CTA limits, core headroom for the SM "high"
 level above gtx480's top P-state). :func:`run_equalizer` stores Equalizer's runs and its static
-V/F baselines through gpudb.runs (migration 0008); query ``equalizer_vs_static`` compares them.
-The memory V/F domain is the paper's (section V-A): on gtx480 the interconnect, L2, memory
+V/F baselines through gpudb.store.runs (migration 0008); query ``equalizer_vs_static`` compares
+them. The memory V/F domain is the paper's (section V-A): on gtx480 the interconnect, L2, memory
 controller and DRAM change their operating point together (``l2_domain = "mem"`` in its
 configuration; their dynamic energy at (Vm/Vm0)^2, DRAM background power per memory state).
 
@@ -163,8 +163,8 @@ def run_equalizer(db_path, gpu: str, suite: str, kernels: list[str] | None = Non
     'cta' variant keeps V/F nominal, where the mode makes no difference, so it runs once, in
     the first mode given. Returns the runs added."""
     import gpudb
-    from gpudb.db import atomic
-    from gpudb.runs import (
+    from gpudb.store.db import atomic
+    from gpudb.store.runs import (
         ensure_experiment,
         ensure_gpu,
         ensure_kernels,

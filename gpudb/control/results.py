@@ -20,9 +20,9 @@ from gpudb.control.offline import (
     load_outcomes,
     with_scopes,
 )
-from gpudb.db import atomic, first_row
 from gpudb.predictors import names
-from gpudb.queries import get_query
+from gpudb.store.db import atomic, first_row
+from gpudb.store.queries import get_query
 
 # The predictors a replay can use: every registered predictor with a per-interval formula,
 # and the oracle (actual outcomes).

@@ -114,7 +114,7 @@ def simulate(con: duckdb.DuckDBPyConnection, objectives: Iterable[str], max_loss
     run is not stored yet, in ``workers`` processes, storing each run whole as it finishes
     (an interrupted call keeps those). Returns (runs simulated, schedules that cannot be run:
     GPUs other than a shipped simulator configuration)."""
-    from gpudb.runs import ensure_experiment, write_run
+    from gpudb.store.runs import ensure_experiment, write_run
     from sim.sweep import Task, simulate_tasks
 
     todo = [j for seed in seeds for scope in scopes for objective in objectives

@@ -3,7 +3,7 @@
 Each predictor is one module here declaring ``PREDICTOR = Predictor(...)``: its name, paper
 section, the ``sample`` columns it reads, its numpy formula, what it predicts across, and the
 papers' figures for it. Its SQL view is ``schema/views/40_pred_<name>.sql``. The UDF
-registration (gpudb.udfs), the ``prediction`` view (gpudb.db fills its union from here),
+registration (gpudb.store.udfs), the ``prediction`` view (gpudb.store.db fills its union from here),
 accuracy tables, trace replay, the closed loop, the CLI's choices and the benchmarks read the
 registry, so adding a predictor is adding its module and its view file. Modules may also
 declare ``UDFS``, the SQL functions they contribute; formula-only modules (linear) declare no

@@ -1,9 +1,9 @@
 """Wang & Chu's core x memory frequency model (paper 003, sections IV-V) as SQL functions.
 
-The model's equations are in :mod:`gpudb.wangchu`; here they become the Arrow UDFs
+The model's equations are in :mod:`gpudb.predictors.wangchu_model`; here they become the Arrow UDFs
 ``wangchu_time_ns`` and ``wangchu_regime``, which the views ``pred_wangchu`` (parameters from
 microbenchmarks or a calibration file) and ``pred_wangchu_fit`` (parameters fitted by least
-squares on training kernels' times, :mod:`gpudb.wangchu_fit`) call over ``wangchu_input``
+squares on training kernels' times, :mod:`gpudb.train.wangchu_fit`) call over ``wangchu_input``
 (one base run's counters) x ``wangchu_calibration`` x every (core, memory) P-state pair.
 
 Unlike the scaling predictors of papers 000 and 004, the model predicts a time from counters,
@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from gpudb.predictors import Predictor, Udf, as_float64
-from gpudb.wangchu import ARGS, predict_rows
+from gpudb.predictors.wangchu_model import ARGS, predict_rows
 
 
 def _columns(arrays) -> dict[str, np.ndarray]:
@@ -26,7 +26,7 @@ def _columns(arrays) -> dict[str, np.ndarray]:
 
 
 # DuckDB checks a Python function's arity against the SQL signature, so the arguments are
-# spelt out (the names and order of gpudb.wangchu.ARGS).
+# spelt out (the names and order of gpudb.predictors.wangchu_model.ARGS).
 def _time_udf(gld_trans_per_warp, l2_hit_rate, comp_inst_per_warp, shm_inst_per_warp, blocks,
               warps_per_block, active_sms, warps_per_sm, dm_lat_slope, dm_lat_intercept,
               dm_del, l2_lat, l2_del, sh_lat, inst_cycle, target_core_mhz, target_mem_mhz):

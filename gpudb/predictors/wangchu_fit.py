@@ -1,7 +1,7 @@
 """Wang & Chu's model (paper 003) anchored at the base run's measured time, with its per-GPU
 parameters fitted by least squares on training kernels' measured times instead of
 microbenchmarks (gpudb's variant, for GPUs where nobody can run the microbenchmarks):
-:mod:`gpudb.wangchu_fit` fits and stores them in the ``calibration`` table (method
+:mod:`gpudb.train.wangchu_fit` fits and stores them in the ``calibration`` table (method
 'least_squares'); the equations and the SQL function are Wang & Chu's
 (:mod:`gpudb.predictors.wangchu`)."""
 

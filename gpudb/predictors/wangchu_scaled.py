@@ -1,6 +1,6 @@
 """Wang & Chu's model (paper 003) with its microbenchmark (or file) calibration, anchored at
 the base run's measured time: ``T(target) = T_measured(base) * T_model(target) /
-T_model(base)`` (gpudb's DVFS use of the model, :mod:`gpudb.wangchu_fit`), where
+T_model(base)`` (gpudb's DVFS use of the model, :mod:`gpudb.train.wangchu_fit`), where
 ``pred_wangchu`` predicts the time itself as the paper does. The equations and the SQL
 function are Wang & Chu's (:mod:`gpudb.predictors.wangchu`)."""
 

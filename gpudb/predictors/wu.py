@@ -24,7 +24,7 @@ Clustering (section III-C) groups training kernels by their scaling values, once
 (engine and memory values concatenated) and once by CU scaling; a centroid is a representative
 set of scaling values of the same shape. A neural network per cluster set (section III-D) maps
 min-max normalised counter features measured at the base setting to a cluster. Training lives
-in :mod:`gpudb.wu_model`; the stored model is evaluated in SQL by the ``pred_wu`` view.
+in :mod:`gpudb.train.wu_model`; the stored model is evaluated in SQL by the ``pred_wu`` view.
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ UDFS = (Udf("predict_wu", predict_wu_arrow, ("DOUBLE", "DOUBLE[]", "DOUBLE[]"), 
             "power (W) times the upward steps' scaling values over the downward steps'"),)
 
 # A learned model evaluated in SQL (schema/views/45_pred_wu.sql) from the models that
-# gpudb.wu_model stores: whole runs, across SM count, core and memory clock; no formula a
+# gpudb.train.wu_model stores: whole runs, across SM count, core and memory clock; no formula a
 # controller could call between intervals.
 PREDICTOR = Predictor(
     name="wu", title="Wu et al.", paper="paper 002 eq. 1, sections III-B to III-D", order=100,

@@ -1,0 +1,2 @@
+"""Read-only evaluations of stored runs: accuracy, control savings, statistics over seeds.
+Never simulates and never writes runs."""

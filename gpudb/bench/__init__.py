@@ -1,0 +1,1 @@
+"""Benchmarks of gpudb itself (UDF views against plain SQL, scaling with the number of runs)."""

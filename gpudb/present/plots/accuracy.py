@@ -1,0 +1,129 @@
+"""Prediction error from the base core P-state (paper 000 section 5.1): by target P-state
+(figure 8) and by kernel (figure 9), with paper 000's average MAPE per model where it gives one
+(GTX 480 in GPGPU-Sim, Rodinia, base 700 MHz; gpudb.predictors' paper_000_mape_pct)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gpudb.predictors import registry
+from gpudb.present.plots import Plot, Result
+from gpudb.present.plots.common import (
+    clip_note,
+    grouped_bars,
+    mark_clipped,
+    number,
+    ordered,
+    robust_limits,
+)
+
+PAPER_000_MAPE_PCT = {p.name: p.paper_000_mape_pct for p in registry()
+                      if p.paper_000_mape_pct is not None}
+_EMPTY = "needs fixed runs at several core P-states: gpudb sweep, or gpudb demo"
+
+
+@dataclass(frozen=True)
+class TargetError:
+    """Per predictor, its signed mean error (%) at each target core MHz and the range
+    (smallest, largest) over the kernels; NaN where a predictor has no prediction there."""
+    targets_mhz: list[float]
+    mean_pct: dict[str, list[float]]
+    low_pct: dict[str, list[float]]
+    high_pct: dict[str, list[float]]
+
+
+def error_by_target_data(results: Mapping[str, Result], params) -> TargetError:
+    rows = results["error_by_target"].records()
+    targets = sorted({r["target_core_mhz"] for r in rows})
+    at = {(r["predictor"], r["target_core_mhz"]): r for r in rows}
+    predictors = ordered(r["predictor"] for r in rows)
+
+    def series(column):
+        return {p: [number(at[(p, t)][column]) if (p, t) in at else float("nan")
+                    for t in targets] for p in predictors}
+
+    return TargetError(targets, series("mean_error_pct"), series("min_error_pct"),
+                       series("max_error_pct"))
+
+
+def draw_error_by_target(figure, data: TargetError) -> None:
+    """Signed mean error bars with their range over the kernels, on an axis set by the bars
+    (robust_limits): a bar beyond it is written at the edge, a range line running past it is
+    counted in the title. Paper 000 gives MAPE, not a signed mean, per predictor: its figures
+    are compared, MAPE with MAPE, in mape_by_kernel, not quoted here."""
+    ax = figure.subplots()
+    centres = grouped_bars(ax, [f"{t:g}" for t in data.targets_mhz], data.mean_pct,
+                           {p: (data.low_pct[p], data.high_pct[p]) for p in data.mean_pct})
+    ax.set_ylim(*robust_limits([v for s in data.mean_pct.values() for v in s]))
+    marked = [m for p, values in data.mean_pct.items()
+              for m in mark_clipped(ax, centres[p], values)]
+    low, high = ax.get_ylim()
+    past = sum(1 for p in data.mean_pct for lo, hi in zip(data.low_pct[p], data.high_pct[p],
+                                                              strict=True)
+               if lo < low or hi > high)
+    ax.legend(fontsize=7, ncols=2)
+    ax.set_xlabel("target core clock (MHz)")
+    ax.set_ylabel("signed time prediction error (%)")
+    note = clip_note(ax, marked, "mean errors")
+    if past:
+        note += f"{'; ' if note else chr(10)}{past} range lines cut at the axis"
+    ax.set_title("Time prediction error by target P-state (paper 000 figure 8)\nbars: signed "
+                 "mean over the kernels (> 0: over-predicted), lines: its range; paper 000's "
+                 "MAPE: mape_by_kernel" + note, fontsize=9)
+
+
+@dataclass(frozen=True)
+class KernelError:
+    """Per predictor, its MAPE (%) over the target P-states for each kernel, the mean over the
+    kernels, and paper 000's average where it gives one."""
+    kernels: list[str]
+    mape_pct: dict[str, list[float]]
+    mean_pct: dict[str, float]
+    paper_pct: dict[str, float]
+
+
+def mape_by_kernel_data(results: Mapping[str, Result], params) -> KernelError:
+    result = results["mape_by_kernel"]
+    rows = result.records()
+    gpus = {r["gpu_id"] for r in rows}
+    kernels = [r["kernel_id"] if len(gpus) == 1 else f"{r['gpu_id']}:{r['kernel_id']}"
+               for r in rows]
+    # a predictor column with no value (no predictions on these runs) is left out
+    scored = [c.removesuffix("_pct") for c in result.columns
+              if c.endswith("_pct") and any(r[c] is not None for r in rows)]
+    predictors = ordered(scored)
+    mape = {p: [number(r[f"{p}_pct"]) for r in rows] for p in predictors}
+    mean = {}
+    for p in predictors:
+        values = [r[f"{p}_pct"] for r in rows if r[f"{p}_pct"] is not None]
+        mean[p] = sum(values) / len(values)
+    return KernelError(kernels, mape, mean,
+                       {p: PAPER_000_MAPE_PCT[p] for p in predictors if p in PAPER_000_MAPE_PCT})
+
+
+def draw_mape_by_kernel(figure, data: KernelError) -> None:
+    ax = figure.subplots()
+    groups = [*data.kernels, "mean"]
+    series = {p: [*v, data.mean_pct[p]] for p, v in data.mape_pct.items()}
+    centres = grouped_bars(ax, groups, series)
+    ax.set_ylim(*robust_limits([v for s in series.values() for v in s],
+                               include=(0.0, *data.paper_pct.values())))
+    marked = [m for p, values in series.items() for m in mark_clipped(ax, centres[p], values)]
+    for k, (p, value) in enumerate(data.paper_pct.items()):
+        ax.plot(centres[p][-1], value, "kx", markersize=7, zorder=4,
+                label="paper 000's MAPE (Rodinia, GTX 480)" if k == 0 else None)
+    ax.legend(fontsize=7, ncols=2)
+    ax.set_ylabel("MAPE over target P-states (%)")
+    ax.set_title("Mean absolute time prediction error by kernel (paper 000 figure 9)"
+                 + clip_note(ax, marked, "MAPEs"), fontsize=10)
+
+
+PLOTS = (
+    Plot("error_by_target", ("error_by_target",), "paper 000 figure 8",
+         "signed time prediction error per predictor and target core P-state, with its range "
+         "over the kernels", error_by_target_data, draw_error_by_target, _EMPTY),
+    Plot("mape_by_kernel", ("mape_by_kernel",), "paper 000 figure 9",
+         "each predictor's MAPE over the target P-states per kernel, and the mean beside "
+         "paper 000's", mape_by_kernel_data, draw_mape_by_kernel, _EMPTY, size=(12.0, 5.0)),
+)

@@ -1,0 +1,422 @@
+"""Opening a gpudb database: the one :func:`connect` every code path uses.
+
+It turns DuckDB's open errors into one-line :class:`GpudbError` messages, applies the
+``schema/NNNN_*.sql`` migrations when the file is writable (refusing a read-only file from an
+older or newer gpudb with a clear message), registers every Python UDF once per database
+instance and re-applies ``schema/views/*.sql``. :func:`atomic` is the one way gpudb code
+groups statements into a transaction.
+
+Every file is treated as a teammate's, that is as data only (README, "Files from elsewhere"):
+every connection is opened locked down (gpudb.store.trust: no file or network access, no extension
+installed or loaded implicitly, the configuration locked) before anything stored in the file
+can run, and gpudb.store.trust refuses what is not a gpudb database or would replace gpudb's or
+DuckDB's functions; gpudb's own code does the file work of ingest and export with pyarrow. The
+file's views under gpudb's names are checked against gpudb's definitions on every open (never
+trusting its ``views_sha256``): rewritten when writable, shadowed by TEMP views when read-only.
+So gpudb's functions, views and stored queries are always gpudb's.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import os
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from gpudb.store import trust, udfs
+from gpudb.store.base import (  # noqa: F401 - the store's names, imported from here too
+    DEFAULT_DB,
+    MEMORY,
+    GpudbError,
+    Migration,
+    atomic,
+    default_path,
+    first_row,
+    interrupted,
+    migrations,
+    schema_version,
+)
+from gpudb.store.resources import resource_dir
+
+_VIEW = re.compile(r"CREATE OR REPLACE VIEW", re.IGNORECASE)
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
+
+_BOOTSTRAP = """
+CREATE TABLE IF NOT EXISTS gpudb_migration (
+    version        INTEGER PRIMARY KEY,
+    name           TEXT NOT NULL,
+    applied_at     TIMESTAMPTZ NOT NULL,
+    gpudb_version  TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpudb_meta (
+    key    TEXT PRIMARY KEY,
+    value  TEXT
+);
+"""
+
+
+class _TimeBound:
+    """The time bound of a command reading files from elsewhere (:func:`time_bound`): every
+    connection :func:`connect` opens while it holds is interrupted at the deadline."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.connections: list[duckdb.DuckDBPyConnection] = []
+        self.fired = False
+        self.doing = "reading the database"
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(seconds, self.fire)
+        self.timer.daemon = True
+
+    def fire(self) -> None:
+        with self.lock:
+            self.fired = True
+            for con in self.connections:
+                try:
+                    con.interrupt()
+                except Exception:  # noqa: BLE001 - closed meanwhile: nothing to stop
+                    pass
+
+    def add(self, con: duckdb.DuckDBPyConnection) -> None:
+        with self.lock:
+            self.connections.append(con)
+            if self.fired:
+                con.interrupt()
+
+
+_BOUND: list[_TimeBound] = []
+
+
+@contextmanager
+def time_bound(seconds: float | None) -> Iterator[None]:
+    """Within the block, every gpudb connection is interrupted ``seconds`` after the block
+    began (None or 0: no bound): DuckDB stops the statement it runs with InterruptException,
+    and :func:`ran_over` says so. A file from elsewhere can hold a table of a billion rows
+    or an object that computes for hours; a command that only reads must end."""
+    if not seconds:
+        yield
+        return
+    bound = _TimeBound(seconds)
+    _BOUND.append(bound)
+    bound.timer.start()
+    try:
+        yield
+    finally:
+        bound.timer.cancel()
+        _BOUND.remove(bound)
+
+
+def doing(what: str) -> None:
+    """What the command reads now ("counting the rows of table run"), for the line
+    :func:`ran_over` prints when the time bound stops it."""
+    for bound in _BOUND:
+        bound.doing = what
+
+
+def ran_over() -> str | None:
+    """The one line saying that the time bound stopped the command and what it was reading,
+    or None when it did not fire."""
+    for bound in _BOUND:
+        if bound.fired:
+            return (f"stopped after {bound.seconds:g} s, the time bound of a command reading a "
+                    f"database (--timeout-s or GPUDB_TIMEOUT_S; 0: none), while "
+                    f"{bound.doing}")
+    return None
+
+
+def view_files() -> list[Path]:
+    return sorted(resource_dir("schema").joinpath("views").glob("*.sql"))
+
+
+def view_sql(path: Path) -> str:
+    """A view file's SQL, with the prediction view's union of the registered predictors'
+    views (gpudb.predictors) filled in."""
+    from gpudb.predictors import registry
+
+    text = path.read_text()
+    if "{analytic_predictions}" in text:
+        union = "\n    UNION ALL ".join(f"SELECT * FROM {p.view}" for p in registry()
+                                         if p.union)
+        text = text.replace("{analytic_predictions}", union)
+    return text
+
+
+def _views_digest(files: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(view_sql(path).encode())
+    return digest.hexdigest()
+
+
+def _open_error(path: str, exc: duckdb.Error) -> GpudbError:
+    text = str(exc)
+    holder = _LOCK_HOLDER.search(text)
+    if holder:
+        return GpudbError(
+            f"{path} is locked by another process: {holder['exe']} (PID {holder['pid']}); "
+            "wait for it to finish or stop it"
+        )
+    if "not a valid DuckDB database" in text:
+        return GpudbError(f"{path} is not a DuckDB database")
+    if "database does not exist" in text:
+        return GpudbError(f"no database at {path} (create it with `gpudb init`)")
+    if "different configuration than existing connections" in text:
+        # DuckDB keeps one database instance per file and process: a file open read-only
+        # cannot be opened writable beside it, nor the reverse
+        return GpudbError(
+            f"{path} is already open in this process with the other read_only setting; "
+            "DuckDB allows one per file and process: open it read-only everywhere, or "
+            "writable everywhere, or close the other connection first (an engine: dispose())")
+    first_line = text.splitlines()[0] if text else type(exc).__name__
+    return GpudbError(f"cannot open {path}: {first_line}")
+
+
+def _applied(con: duckdb.DuckDBPyConnection, path: str = "the database") -> list[int] | None:
+    """Migration versions recorded in the file, or None if it has no migrations table."""
+    exists = first_row(con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'gpudb_migration' "
+        "AND schema_name = 'main' AND database_name = current_database()"
+    ))[0]
+    if not exists:
+        return None
+    try:
+        values = [row[0] for row in con.execute("SELECT version FROM gpudb_migration").fetchall()]
+    except duckdb.Error:  # no version column: a table of another shape under gpudb's name
+        values = None
+    return migration_versions(values, f"{path}: table gpudb_migration")
+
+
+def migration_versions(values: list | None, where: str) -> list[int]:
+    """The migration versions a file records (``values``: its gpudb_migration.version
+    column, None when it has none), sorted; a GpudbError of one line when one is not a
+    migration number (NULL, text, a fraction): the file is not one gpudb wrote."""
+    if values is None:
+        raise GpudbError(f"{where} has no version column: not a gpudb database this gpudb "
+                         "can use")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 9999:
+            shown = "NULL" if value is None else repr(value)[:40]
+            raise GpudbError(f"{where} records version {shown}, not a migration number: not "
+                             "a gpudb database this gpudb can use")
+    return sorted(values)
+
+
+def _meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
+    row = first_row(con.execute("SELECT value FROM gpudb_meta WHERE key = ?", [key]))
+    return row[0] if row else None
+
+
+def _check_version(path: str, applied: list[int] | None, known: list[Migration],
+                   writer: str | None, read_only: bool) -> list[Migration]:
+    """Migrations still to apply; raises when the file cannot be used by this gpudb."""
+    from gpudb import __version__
+
+    newest = max(m.version for m in known)
+    if applied is None:
+        if read_only:
+            raise GpudbError(f"{path} is not a gpudb database (no gpudb_migration table)")
+        return known
+    unknown = sorted(set(applied) - {m.version for m in known})
+    if unknown:
+        raise GpudbError(
+            f"{path} was written by a newer gpudb ({writer or 'unknown version'}, schema "
+            f"{max(applied)}); this is gpudb {__version__} with schema {newest}: upgrade gpudb"
+        )
+    pending = [m for m in known if m.version not in set(applied)]
+    if pending and read_only:
+        missing = ", ".join(f"{m.version:04d}_{m.name}" for m in pending)
+        raise GpudbError(
+            f"{path} has an older schema (written by gpudb {writer or 'unknown version'}) and "
+            f"lacks migration {missing} of gpudb {__version__}: migrate it with `gpudb --db "
+            f"{path} init` (or any command without --read-only that writes)"
+        )
+    return pending
+
+
+def _migrate(con: duckdb.DuckDBPyConnection, pending: list[Migration]) -> None:
+    from gpudb import __version__
+
+    for migration in pending:
+        try:
+            with atomic(con):
+                con.execute(migration.sql)
+                con.execute(
+                    "INSERT INTO gpudb_migration VALUES (?, ?, now(), ?)",
+                    [migration.version, migration.name, __version__],
+                )
+        except duckdb.Error as exc:
+            raise GpudbError(f"migration {migration.version:04d}_{migration.name} failed: "
+                             f"{str(exc).splitlines()[0]}") from exc
+
+
+def _view_name(sql: str) -> str:
+    match = re.search(r"CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", sql, re.IGNORECASE)
+    if not match:
+        raise GpudbError("a view file does not start with CREATE OR REPLACE VIEW <name>")
+    return match.group(1)
+
+
+# gpudb's view definitions as DuckDB writes them in its catalog ({name: sql}), learnt from the
+# first connection of this process that creates them; keyed by the views' digest.
+_CANONICAL: dict[str, dict[str, str]] = {}
+
+
+# DuckDB writes the columns of an EXCLUDE list in no fixed order.
+_EXCLUDE = re.compile(r"EXCLUDE \(([^()]*)\)")
+
+
+def _canonical(sql: str) -> str:
+    """A view definition as DuckDB writes it, with TEMP dropped and EXCLUDE lists sorted."""
+    sql = sql.replace("CREATE TEMP VIEW ", "CREATE VIEW ", 1)
+    return _EXCLUDE.sub(lambda m: f"EXCLUDE ({', '.join(sorted(m[1].split(', ')))})", sql)
+
+
+def _stored_views(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, str]:
+    """{lower-cased name: canonical definition} of the views in schema main of ``database``."""
+    return {name.lower(): _canonical(sql) for _db, schema, name, sql in con.execute(
+        "SELECT database_name, schema_name, view_name, sql FROM system.main.duckdb_views() "
+        "WHERE database_name = ?", [database]).fetchall() if schema == "main"}
+
+
+def _apply_views(con: duckdb.DuckDBPyConnection, read_only: bool) -> None:
+    """gpudb's views, always gpudb's, whatever ``views_sha256`` the file claims.
+
+    The file's stored views of gpudb's names are compared with gpudb's definitions as DuckDB
+    writes them. When one differs (a file from another gpudb, or one carrying views of its
+    own under gpudb's names), a writable open rewrites them all in one transaction, and a
+    read-only one gets gpudb's as TEMP views, which come first in DuckDB's search path, so
+    the file's answer nothing on this connection."""
+    files = view_files()
+    sqls = [view_sql(path) for path in files]
+    names = [_view_name(sql).lower() for sql in sqls]
+    digest = _views_digest(files)
+    own = trust.file_catalog(con)
+    stored = _stored_views(con, own)
+    canonical = _CANONICAL.get(digest)
+    shadowed = canonical is None
+    if shadowed:  # learn how DuckDB writes gpudb's views: create them as TEMP views
+        _create_views(con, [_VIEW.sub("CREATE OR REPLACE TEMP VIEW", sql) for sql in sqls])
+        temp = _stored_views(con, "temp")
+        canonical = _CANONICAL[digest] = {n: temp[n] for n in names}
+    current = all(stored.get(n) == canonical[n] for n in names)
+    if read_only:
+        if not (current or shadowed):
+            _create_views(con, [_VIEW.sub("CREATE OR REPLACE TEMP VIEW", sql) for sql in sqls])
+    elif not current or _meta(con, "views_sha256") != digest:
+        _create_views(con, [*sqls, ("INSERT OR REPLACE INTO gpudb_meta "
+                                    f"VALUES ('views_sha256', '{digest}')")], atomically=True)
+
+
+def _create_views(con: duckdb.DuckDBPyConnection, statements: list[str],
+                  atomically: bool = False) -> None:
+    try:
+        if atomically:
+            with atomic(con):
+                for sql in statements:
+                    con.execute(sql)
+        else:
+            for sql in statements:
+                con.execute(sql)
+    except duckdb.Error as exc:
+        raise GpudbError(f"view definitions failed to apply: {str(exc).splitlines()[0]}") from exc
+
+
+def own_views(con: duckdb.DuckDBPyConnection) -> None:
+    """For a connection :func:`connect` did not open (SQLAlchemy's): gpudb's views as TEMP
+    views wherever the file's stored ones differ from them. Writes nothing."""
+    _apply_views(con, read_only=True)
+
+
+def connection_config() -> dict:
+    """The ``config`` of every gpudb connection (gpudb.connect's and gpudb.store.engine's alike:
+    DuckDB refuses a second configuration for a file already open): locked down
+    (gpudb.store.trust.locked_down) with DuckDB's memory limit from $GPUDB_MEMORY_LIMIT (e.g. 4GB;
+    unset: DuckDB's own, 80% of the memory)."""
+    config = dict(trust.locked_down())
+    if os.environ.get("GPUDB_MEMORY_LIMIT"):
+        config["memory_limit"] = os.environ["GPUDB_MEMORY_LIMIT"]
+    return config
+
+
+def connect(path: str | os.PathLike | None = None,
+            read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open (creating if needed) a gpudb database and return a DuckDB connection.
+
+    path: file name; None means $GPUDB_DB or ./gpudb.duckdb; ':memory:' an in-memory database.
+    read_only: open without writing; the file must exist and carry this gpudb's schema.
+    Every file is opened as one from elsewhere: locked down (:func:`locked_down`) before any
+    stored view or macro can run.
+    Raises GpudbError with a one-line message for locks, files that are not gpudb databases
+    (saying what they are), files whose functions would replace gpudb's or DuckDB's, and
+    schema mismatches. A file this call created is removed again when it fails.
+    """
+    from gpudb import __version__
+    target = str(path) if path is not None else default_path()
+    trust.refuse_non_database(target)
+    if target != MEMORY and read_only and not Path(target).exists():
+        raise GpudbError(f"no database at {target} (create it with `gpudb init`)")
+    created = target != MEMORY and not os.path.lexists(target)
+    try:
+        con = duckdb.connect(target, read_only=read_only, config=connection_config())
+    except duckdb.Error as exc:
+        raise _open_error(target, exc) from None
+    if created:
+        trust.note_created(target)
+    for bound in _BOUND:
+        bound.add(con)
+    try:
+        # gpudb commands draw their own progress bars; DuckDB's would garble their output.
+        con.execute("SET enable_progress_bar = false")
+        trust.refuse_in_memory(con, target)
+        trust.refuse_shadowing(con, target)
+        trust.refuse_views_for_tables(con, target)
+        known = migrations()
+        applied = _applied(con, target)
+        if applied is None and not read_only:
+            trust.refuse_foreign_duckdb(con, target)
+        writer = _meta(con, "gpudb_version") if applied is not None else None
+        pending = _check_version(target, applied, known, writer, read_only)
+        udfs.register(con)
+        if not read_only:
+            con.execute(_BOOTSTRAP)
+            _migrate(con, pending)
+        _apply_views(con, read_only)
+        if not read_only and writer != __version__:
+            con.execute("INSERT OR REPLACE INTO gpudb_meta VALUES ('gpudb_version', ?)",
+                        [__version__])
+    except BaseException:
+        con.close()
+        if created:
+            trust.remove_created(target)
+        raise
+    return con
+
+
+def file_info(con: duckdb.DuckDBPyConnection) -> dict:
+    """Schema version, the gpudb that last wrote the file, and this gpudb's versions."""
+    from gpudb import __version__
+
+    applied = _applied(con) or []
+    return {
+        "schema_version": max(applied, default=0),
+        "written_by": _meta(con, "gpudb_version"),
+        "gpudb_version": __version__,
+        "gpudb_schema_version": schema_version(),
+    }
+
+
+def whoami() -> tuple[str, str]:
+    """(user, host) recorded with experiments and ingested files."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return user, socket.gethostname()

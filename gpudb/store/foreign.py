@@ -1,0 +1,91 @@
+"""What a database file carries beyond what gpudb ships (``gpudb info``): its catalog against
+a fresh in-memory gpudb database's. Apart from :mod:`gpudb.store.trust` because it opens that
+fresh database through :func:`gpudb.store.db.connect`, which runs trust's checks.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import duckdb
+
+from gpudb.store.base import MEMORY
+from gpudb.store.db import connect
+from gpudb.store.trust import file_catalog
+
+
+def _catalog(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, set]:
+    """The objects of one database by kind (names qualified by schema outside main) and
+    its columns' defaults {(table, column): default}."""
+    def rows(sql: str) -> list[tuple]:
+        return con.execute(sql, [database]).fetchall()
+
+    def named(schema: str, name: str) -> str:
+        return name if schema == "main" else f"{schema}.{name}"
+
+    found: dict[str, set] = {
+        "schema": {r[0] for r in rows("SELECT schema_name FROM system.main.duckdb_schemas() "
+                                      "WHERE database_name = ? AND NOT internal")
+                   if r[0] != "main"},
+        "table": {named(*r) for r in rows("SELECT schema_name, table_name FROM "
+                                          "system.main.duckdb_tables() WHERE database_name = ?")},
+        "view": {named(*r) for r in rows("SELECT schema_name, view_name FROM "
+                                         "system.main.duckdb_views() WHERE database_name = ? "
+                                         "AND NOT internal")},
+        "sequence": {named(*r) for r in rows("SELECT schema_name, sequence_name FROM "
+                                             "system.main.duckdb_sequences() "
+                                             "WHERE database_name = ?")},
+        "type": {named(*r) for r in rows("SELECT schema_name, type_name FROM "
+                                         "system.main.duckdb_types() WHERE database_name = ? "
+                                         "AND NOT internal")},
+        "index": {named(*r) for r in rows("SELECT schema_name, index_name FROM "
+                                          "system.main.duckdb_indexes() WHERE database_name = ?")},
+    }
+    for schema, name, kind in rows("SELECT DISTINCT schema_name, function_name, function_type "
+                                   "FROM system.main.duckdb_functions() "
+                                   "WHERE database_name = ?"):
+        found.setdefault("table macro" if kind == "table_macro" else "macro" if kind == "macro"
+                         else f"{kind} function", set()).add(named(schema, name))
+    found["column"] = {(named(schema, table), column, default) for schema, table, column, default
+                       in rows("SELECT schema_name, table_name, column_name, column_default "
+                               "FROM system.main.duckdb_columns() WHERE database_name = ? "
+                               "AND NOT internal")}
+    return found
+
+
+@cache
+def _shipped() -> dict[str, set]:
+    """What gpudb itself puts in a database: a fresh in-memory one's catalog."""
+    con = connect(MEMORY)
+    try:
+        return _catalog(con, file_catalog(con))
+    finally:
+        con.close()
+
+
+def foreign_objects(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """The database's own objects that gpudb does not ship, as (kind, name) in name order:
+    views, macros, tables, schemas, sequences, types and indexes, extra columns of gpudb's
+    tables, and columns whose default differs from gpudb's. `gpudb info` lists them, so a user
+    sees what a teammate's file carries beyond gpudb's data (none of it can touch files: every
+    connection is locked down, and names that would replace gpudb's are refused on open)."""
+    from gpudb.store.materialize import TABLE as MATERIALIZED
+
+    shipped = _shipped()
+    here = _catalog(con, file_catalog(con))
+    found = []
+    for kind, names in here.items():
+        if kind == "column":
+            continue
+        extra = names - shipped.get(kind, set()) - ({MATERIALIZED} if kind == "table" else set())
+        found += [(kind, name) for name in extra]
+    gpudb_tables = shipped["table"]
+    defaults = {(t, c): d for t, c, d in shipped["column"]}
+    for table, column, default in here["column"]:
+        if table not in gpudb_tables:
+            continue
+        if (table, column) not in defaults:
+            found.append(("column", f"{table}.{column}"))
+        elif defaults[(table, column)] != default:
+            found.append(("column default", f"{table}.{column} = {default}"))
+    return sorted(found, key=lambda item: (item[1], item[0]))

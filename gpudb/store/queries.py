@@ -1,0 +1,198 @@
+"""Stored queries: one SQL file per query in queries/, the file name is the query's name.
+
+A file starts with a ``/* description */`` comment and uses ``:name`` parameters. Every
+parameter is optional: one not given is NULL, and the query decides what NULL means (e.g.
+"all GPUs"). Values arrive as text from the command line; queries cast them explicitly.
+A parameter whose line in the description starts with quoted values, as in
+``:objective  'edp' (default), 'ed2p', 'energy' or 'energy_perf'``, takes only those: another
+value is an error naming them (rather than a query that silently matches nothing).
+
+A line holding ``{predictor}`` is a column per registered predictor (gpudb.predictors, in table
+order): it is written once for each, with the predictor's name in place of ``{predictor}``
+and the copies joined by commas, so a new predictor gets its column in every such query
+without an edit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from gpudb.store.base import error_line
+from gpudb.store.db import GpudbError
+from gpudb.store.resources import resource_dir
+
+# A :name parameter, not a '::type' cast and not inside a string literal or comment
+# (those alternatives are matched first and kept as they are).
+_TOKENS = re.compile(r"""('(?:[^']|'')*')|(--[^\n]*)|(/\*.*?\*/)|(::)|:([A-Za-z_][A-Za-z0-9_]*)""",
+                     re.S)
+_DESCRIPTION = re.compile(r"^\s*/\*(.*?)\*/", re.S)
+_PER_PREDICTOR = "{predictor}"
+# A parameter documented with its values: ":name  'a' (default), 'b' or 'c'" (one line).
+_VALUE = r"'[^'\n]*'(?:[ \t]*\(default\))?"
+_CHOICES = re.compile(
+    rf":([A-Za-z_][A-Za-z0-9_]*)[ \t]+({_VALUE}(?:[ \t]*,?[ \t]*(?:or[ \t]+)?{_VALUE})+)")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class StoredQuery:
+    name: str
+    path: Path
+    sql: str
+    description: str
+    params: tuple[str, ...]
+    choices: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+
+    def bind(self, values: dict[str, str | None]) -> tuple[str, dict[str, str | None]]:
+        """SQL with $name placeholders, and a value (or NULL) for every parameter."""
+        unknown = sorted(set(values) - set(self.params))
+        if unknown:
+            accepted = ", ".join(self.params) or "none"
+            raise GpudbError(f"query {self.name} has no parameter {unknown[0]!r} "
+                             f"(parameters: {accepted})")
+        for name, value in values.items():
+            allowed = self.choices.get(name)
+            if value is not None and allowed and value not in allowed:
+                raise GpudbError(f"query {self.name}: {name} must be one of "
+                                 f"{', '.join(allowed)} (got {value!r})")
+
+        def swap(match: re.Match) -> str:
+            return f"${match.group(5)}" if match.group(5) else match.group(0)
+
+        return _TOKENS.sub(swap, self.sql), {p: values.get(p) for p in self.params}
+
+
+def fetch(con: duckdb.DuckDBPyConnection, sql: str,
+          params: dict | None = None) -> tuple[list[str], list[tuple]]:
+    """Run ``sql`` (several statements run in order; the last one's rows count) and fetch
+    its column names and rows for printing. A TIMESTAMPTZ value comes as DuckDB's text of it
+    (DuckDB's Python conversion of one needs pytz, which gpudb does without)."""
+    rel = con.sql(sql, params=params) if params else con.sql(sql)
+    if rel is None:  # a statement without a result
+        return [], []
+    columns = list(rel.columns)
+    if any("TIMESTAMP WITH TIME ZONE" in str(t) for t in rel.types):
+        exprs = []
+        for i, (name, kind) in enumerate(zip(columns, rel.types, strict=True), 1):
+            alias = '"' + name.replace('"', '""') + '"'
+            zoned = "TIMESTAMP WITH TIME ZONE" in str(kind)
+            exprs.append(f"CAST(#{i} AS VARCHAR) AS {alias}" if zoned else f"#{i} AS {alias}")
+        rel = rel.project(", ".join(exprs))
+    return columns, rel.fetchall()
+
+
+def _per_predictor(sql: str) -> str:
+    """The query with each line holding {predictor} written once per registered predictor."""
+    if _PER_PREDICTOR not in sql:
+        return sql
+    from gpudb.predictors import names
+
+    odd = [n for n in names() if not _NAME.match(n)]
+    if odd:
+        raise GpudbError(f"predictor name {odd[0]!r} is not a plain SQL identifier")
+    lines = []
+    for line in sql.split("\n"):
+        if _PER_PREDICTOR in line:
+            line = line.rstrip()
+            template, comma = (line[:-1], ",") if line.endswith(",") else (line, "")
+            line = ",\n".join(template.replace(_PER_PREDICTOR, n) for n in names()) + comma
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _parse(path: Path) -> StoredQuery:
+    sql = _per_predictor(path.read_text())
+    described = _DESCRIPTION.match(sql)
+    description = " ".join(described.group(1).split()) if described else ""
+    params: list[str] = []
+    for match in _TOKENS.finditer(sql):
+        if match.group(5) and match.group(5) not in params:
+            params.append(match.group(5))
+    choices: dict[str, tuple[str, ...]] = {}
+    doc = described.group(1) if described else ""
+    for match in _CHOICES.finditer(doc[max(doc.find("Parameters:"), 0):]):
+        if match.group(1) in params and match.group(1) not in choices:
+            choices[match.group(1)] = tuple(re.findall(r"'([^']*)'", match.group(2)))
+    return StoredQuery(path.stem, path, sql, description, tuple(params), choices)
+
+
+def stored_queries() -> dict[str, StoredQuery]:
+    """Every stored query, by name."""
+    return {p.stem: _parse(p) for p in sorted(resource_dir("queries").glob("*.sql"))}
+
+
+def get_query(name: str) -> StoredQuery:
+    queries = stored_queries()
+    if name not in queries:
+        raise GpudbError(f"no stored query {name!r} (see `gpudb query --list`)")
+    return queries[name]
+
+
+def run_query(con: duckdb.DuckDBPyConnection, name: str,
+              values: dict[str, str | None] | None = None) -> tuple[list[str], list[tuple]]:
+    """Run a stored query; returns (column names, rows)."""
+    from gpudb.store.db import doing
+
+    sql, params = get_query(name).bind(values or {})
+    doing(f"running stored query {name}")
+    try:
+        return fetch(con, sql, params)
+    except duckdb.Error as exc:
+        raise GpudbError(f"query {name} failed: {error_line(exc)}") from None
+
+
+# How many existing names an error line lists before "... (N in all)".
+_LISTED = 8
+
+
+def _listing(names: list[str]) -> str:
+    shown = ", ".join(repr(n) for n in names[:_LISTED])   # repr: a stored name is data
+    return shown + (f", ... ({len(names)} in all)" if len(names) > _LISTED else "") if names \
+        else "none"
+
+
+def resolve_names(con: duckdb.DuckDBPyConnection,
+                  values: dict[str, str | None]) -> dict[str, str | None]:
+    """A user's query parameters with the names checked against the file: a ``kernel_id`` may
+    be the bare kernel name when one suite has it (``twoslope_lm`` for
+    ``default/twoslope_lm``, as ``gpudb control --kernel`` takes it); a ``kernel_id``,
+    ``gpu_id`` or ``suite`` the database does not hold is a GpudbError listing those it holds,
+    instead of an empty answer that reads like a result."""
+    out = dict(values)
+    kernel = values.get("kernel_id")
+    if kernel is not None:
+        out["kernel_id"] = resolve_kernel(con, kernel)
+    gpu = values.get("gpu_id")
+    if gpu is not None and not con.execute("SELECT 1 FROM gpu WHERE gpu_id = ?",
+                                           [gpu]).fetchall():
+        names = [r[0] for r in con.execute("SELECT gpu_id FROM gpu ORDER BY 1").fetchall()]
+        raise GpudbError(f"no gpu_id {gpu!r} in this database (gpu_ids: {_listing(names)})")
+    suite = values.get("suite")
+    # the queries take a suite as the kernel_ids' prefix ('default' for default/...)
+    if suite is not None and not con.execute(
+            "SELECT 1 FROM kernel WHERE starts_with(kernel_id, ? || '/') LIMIT 1",
+            [suite]).fetchall():
+        names = [r[0] for r in con.execute(
+            "SELECT DISTINCT split_part(kernel_id, '/', 1) FROM kernel ORDER BY 1").fetchall()]
+        raise GpudbError(f"no suite {suite!r} in this database (suites: {_listing(names)})")
+    return out
+
+
+def resolve_kernel(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    """The kernel_id a user means: the id itself, or the one id ending in '/<name>'."""
+    if con.execute("SELECT 1 FROM kernel WHERE kernel_id = ?", [name]).fetchall():
+        return name
+    matches = [r[0] for r in con.execute(
+        "SELECT kernel_id FROM kernel WHERE ends_with(kernel_id, '/' || ?) ORDER BY 1",
+        [name]).fetchall()]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise GpudbError(f"kernel {name!r} is in several suites: {_listing(matches)} "
+                         "(give the kernel_id)")
+    known = [r[0] for r in con.execute("SELECT kernel_id FROM kernel ORDER BY 1").fetchall()]
+    raise GpudbError(f"no kernel {name!r} in this database (kernel_ids: {_listing(known)})")

@@ -1,0 +1,333 @@
+"""What keeps a database file from elsewhere only data (README, "Files from elsewhere").
+
+Every gpudb connection is opened with :func:`locked_down` (no file or network access, no
+extension installed or loaded implicitly, the configuration locked) before anything stored in
+the file can run. :func:`gpudb.store.db.connect` calls the checks here before it reads the file's
+tables: a ``--db`` that is not a DuckDB database is refused saying what it is
+(:func:`refuse_non_database`, :func:`refuse_in_memory`), as is another program's DuckDB file
+(:func:`refuse_foreign_duckdb`) and a file whose macros would replace gpudb's functions or
+DuckDB's own (:func:`refuse_shadowing`). :func:`no_new_file_on_error` lets a failed command
+leave no new file (what a file carries beyond gpudb's schema, for ``gpudb info``, is
+:mod:`gpudb.store.foreign`'s). gpudb's views are checked on every open in gpudb.store.db.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+
+import duckdb
+
+from gpudb.store.base import MEMORY, GpudbError, default_path, first_row, migrations
+
+# The settings gpudb's own code changes on a connection (progress bar off, ingest's insertion
+# order, bench's threads): the only ones lock_configuration leaves settable.
+_SETTABLE = ("enable_progress_bar", "preserve_insertion_order", "threads")
+
+
+@cache
+def locked_down() -> dict:
+    """The ``config`` every gpudb connection is opened with, before the file's catalog is read.
+
+    External access off: no stored view, macro, default or statement reads or writes a file
+    (DuckDB itself still reads the database file and its WAL and spills to ``<file>.tmp``,
+    which it removes on close) or reaches the network, and it cannot be switched back on.
+    No extension is installed or loaded implicitly (opening a SQLite file would download one).
+    The configuration is locked but for :data:`_SETTABLE` where this DuckDB has
+    ``allowed_configs`` (2.0 has); with an older one it is left unlocked, as ingest and bench
+    set options, and external access still cannot be switched back on.
+    """
+    config = {"enable_external_access": False, "autoinstall_known_extensions": False,
+              "autoload_known_extensions": False}
+    probe = duckdb.connect(config=dict(config))
+    try:
+        settings = {row[0] for row in probe.execute(
+            "SELECT name FROM system.main.duckdb_settings()").fetchall()}
+    finally:
+        probe.close()
+    if "allowed_configs" in settings:
+        config.update(allowed_configs=list(_SETTABLE), lock_configuration=True)
+    return config
+
+
+# What a file starts with, for saying what a --db that is not a DuckDB database is.
+_MAGIC = ((b"SQLite format 3\x00", "a SQLite database"), (b"PAR1", "a Parquet file"),
+          (b"\x1f\x8b", "a gzip file"), (b"PK\x03\x04", "a zip file"),
+          (b"ARROW1", "an Arrow file"), (b"\x89HDF", "an HDF5 file"))
+
+
+def _what_file(path: Path, head: bytes) -> str:
+    """What a file that is not a DuckDB database is, from its name and first bytes."""
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return what
+    if b"\0" in head:
+        return "a binary file of another kind"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        # a multi-byte character cut at the end of the sample is still text
+        try:
+            text = head[:-3].decode("utf-8")
+        except UnicodeDecodeError:
+            return "a binary file of another kind"
+    first = text.lstrip().split("\n", 1)[0]
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv") or "," in first or "\t" in first:
+        return "a CSV file"
+    if suffix in (".json", ".jsonl", ".ndjson") or first.startswith(("{", "[")):
+        return "a JSON file"
+    if suffix == ".toml":
+        return "a TOML file"
+    return "a text file"
+
+
+def refuse_non_database(target: str) -> None:
+    """Refuse, with what it is, a --db that DuckDB would not open as a database file: DuckDB
+    opens ``""`` and an existing CSV or Parquet file as an in-memory database."""
+    if target == MEMORY:
+        return
+    if not target.strip():
+        raise GpudbError("the database path is empty: name a .duckdb file (--db or GPUDB_DB)")
+    path = Path(target)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return  # a new database (a writable open creates it)
+    except OSError as exc:
+        raise GpudbError(f"cannot open {target}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise GpudbError(f"{target} is a directory, not a gpudb database (name a .duckdb file)")
+    if not stat.S_ISREG(info.st_mode):
+        raise GpudbError(f"{target} is not a regular file (a device, FIFO or socket), not a "
+                         "gpudb database")
+    if info.st_size == 0:
+        raise GpudbError(f"{target} is not a DuckDB database: it is an empty file")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError as exc:
+        raise GpudbError(f"cannot open {target}: {exc.strerror or exc}") from None
+    if head[8:12] != b"DUCK":
+        raise GpudbError(f"{target} is not a DuckDB database: it is {_what_file(path, head)}")
+
+
+def refuse_in_memory(con: duckdb.DuckDBPyConnection, target: str) -> None:
+    """Never let a file name end up as an in-memory database (whatever DuckDB decides)."""
+    if target == MEMORY:
+        return
+    row = first_row(con.execute(
+        "SELECT path FROM system.main.duckdb_databases() "
+        "WHERE database_name = system.main.current_database()"))
+    if row is None or row[0] is None:
+        raise GpudbError(f"{target} is not a DuckDB database file (DuckDB would open it as an "
+                         "empty in-memory database)")
+
+
+# Files this process created by opening them: {absolute path: (st_dev, st_ino)}.
+_CREATED: dict[str, tuple[int, int]] = {}
+
+
+def note_created(path: str) -> None:
+    """Remember that this process created the database file at ``path``."""
+    _CREATED[os.path.abspath(path)] = file_identity(path)
+
+
+def file_identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def remove_created(path: str | os.PathLike) -> bool:
+    """Delete a database file (and its WAL) that a :func:`connect` of this process created,
+    so that a command that failed leaves no new file; True if it did. A file this process did
+    not create (or that was replaced since) is never touched."""
+    key = os.path.abspath(os.fspath(path))
+    created = _CREATED.pop(key, None)
+    if created is None or file_identity(key) != created:
+        return False
+    for name in (key, key + ".wal"):
+        try:
+            os.unlink(name)
+        except FileNotFoundError:
+            pass
+    return True
+
+
+@contextmanager
+def no_new_file_on_error(path: str | os.PathLike | None,
+                         on_interrupt: bool = False) -> Iterator[None]:
+    """Around a command: when the block raises (an error, not an exit with status 0), the
+    database file at ``path`` is removed if the block's :func:`connect` created it, so a
+    failed command leaves no new file. None: $GPUDB_DB or ./gpudb.duckdb. A closed output
+    pipe (``gpudb demo | head``) is no failure of the command: what it wrote is kept.
+    ``on_interrupt``: so does Ctrl-C (or SIGTERM/SIGHUP, as gpudb.store.stop_signals raises them),
+    for a command that writes all or nothing (a sweep's new file keeps its finished runs)."""
+    target = str(path) if path is not None else default_path()
+    existed = target == MEMORY or not target.strip() or os.path.lexists(target)
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except KeyboardInterrupt:
+        if not existed and on_interrupt:
+            remove_created(target)
+        raise
+    except Exception as exc:
+        if not existed and getattr(exc, "exit_code", 1) != 0:
+            remove_created(target)
+        raise
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for error messages."""
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def read_regular(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
+    """The bytes of the regular file ``path``, ``what`` it should be ("a calibration file
+    (TOML)"), of at most ``max_bytes``. Opened without blocking and checked on the open
+    descriptor, so a FIFO cannot hang the command and /dev/zero cannot fill memory; a
+    directory, device, FIFO, socket, missing, unreadable or larger file is a GpudbError of
+    one line."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise GpudbError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise GpudbError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
+                         ) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise GpudbError(f"{path} is {file_kind(info.st_mode)}, not {what}")
+        too_big = GpudbError(f"{path} is larger than {max_bytes:,} bytes, too large for {what}")
+        if info.st_size > max_bytes:
+            raise too_big
+        chunks, size = [], 0
+        while size <= max_bytes:  # a file still growing stops at the limit too
+            block = os.read(fd, max_bytes + 1 - size)
+            if not block:
+                break
+            chunks.append(block)
+            size += len(block)
+        if size > max_bytes:
+            raise too_big
+        return b"".join(chunks)
+    except OSError as exc:
+        raise GpudbError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+@cache
+def _system_names() -> frozenset[str]:
+    """Lower-cased names of DuckDB's own functions, operators and catalog views (those of
+    this DuckDB build, read once from a scratch database), and gpudb's UDFs."""
+    from gpudb.predictors import udfs as gpudb_udfs
+
+    scratch = duckdb.connect(config=dict(locked_down()))
+    try:
+        names = {row[0].lower() for row in scratch.execute(
+            "SELECT DISTINCT function_name FROM system.main.duckdb_functions() "
+            "WHERE database_name = 'system'").fetchall()}
+        names |= {row[0].lower() for row in scratch.execute(
+            "SELECT view_name FROM system.main.duckdb_views() WHERE database_name = 'system'"
+        ).fetchall()}
+    finally:
+        scratch.close()
+    return frozenset(names | {udf.name.lower() for udf in gpudb_udfs()})
+
+
+def refuse_shadowing(con: duckdb.DuckDBPyConnection, target: str) -> None:
+    """Refuse a file whose macros (in any schema) or views are named like gpudb's UDFs or
+    DuckDB's own functions, operators or catalog views: DuckDB resolves a name in the file
+    before its own catalog, so a stored ``predict_linear``, ``abs`` or ``+`` would decide
+    what gpudb's views and queries compute. Every name is compared here in Python: a query
+    filtering by name could itself call a replaced function or operator."""
+    own = file_catalog(con)
+    system = _system_names()
+    for schema, name, kind in con.execute(
+            "SELECT DISTINCT schema_name, function_name, function_type "
+            "FROM system.main.duckdb_functions() WHERE database_name = ?", [own]).fetchall():
+        # in any schema: DuckDB's binder finds a function of another schema too, and then
+        # reports gpudb's own as missing (issue 31: s.predict_linear broke every command)
+        if name.lower() in system:
+            what, drop = (("table macro", "DROP MACRO TABLE") if kind == "table_macro" else
+                          ("macro", "DROP MACRO") if kind == "macro" else
+                          (f"{kind} function", "DROP FUNCTION"))
+            qualified = name if schema == "main" else f"{schema}.{name}"
+            quoted = '"' + schema.replace('"', '""') + '"."' + name.replace('"', '""') + '"'
+            raise GpudbError(
+                f"{target} defines its own {what} {qualified!r}, which would replace "
+                f"{'gpudb' if _is_udf(name) else 'DuckDB'}'s {name}; refusing to use it "
+                f"(drop it with a plain DuckDB client: {drop} {quoted})")
+    for schema, name in con.execute(
+            "SELECT schema_name, view_name FROM system.main.duckdb_views() "
+            "WHERE database_name = ?", [own]).fetchall():
+        if schema == "main" and name.lower() in system and not _is_udf(name):
+            raise GpudbError(f"{target} defines a view {name!r}, which would replace DuckDB's "
+                             f"catalog view {name}; refusing to use it")
+
+
+@cache
+def _table_names() -> frozenset[str]:
+    """Lower-cased names of every table gpudb creates (its migrations' CREATE TABLE
+    statements, the bookkeeping tables and the materialised predictions)."""
+    import re
+
+    from gpudb.store.materialize import TABLE as MATERIALIZED
+
+    names = {m.lower() for migration in migrations() for m in re.findall(
+        r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", migration.sql, re.IGNORECASE)}
+    return frozenset(names | {"gpudb_migration", "gpudb_meta", MATERIALIZED.lower()})
+
+
+def refuse_views_for_tables(con: duckdb.DuckDBPyConnection, target: str) -> None:
+    """Refuse a file holding a view where gpudb keeps a table (``run`` as ``SELECT ... FROM
+    rd, range(1e12)``): every command reads gpudb's tables, so such a view would run for as
+    long as it likes (issue 31: `gpudb info` never ended on an 8.6 MB file). Only the
+    catalog is read: nothing the file defines is evaluated."""
+    tables = _table_names()
+    for schema, name in con.execute(
+            "SELECT schema_name, view_name FROM system.main.duckdb_views() "
+            "WHERE database_name = ? AND NOT internal", [file_catalog(con)]).fetchall():
+        if schema == "main" and name.lower() in tables:
+            raise GpudbError(f"{target} holds a view {name!r} where gpudb keeps its table "
+                             f"{name}: not gpudb's data; refusing to use it")
+
+
+def _is_udf(name: str) -> bool:
+    from gpudb.predictors import udfs as gpudb_udfs
+
+    return name.lower() in {udf.name.lower() for udf in gpudb_udfs()}
+
+
+def file_catalog(con: duckdb.DuckDBPyConnection) -> str:
+    """The name DuckDB gives the opened file in its catalog (not 'system' or 'temp')."""
+    return first_row(con.execute("SELECT system.main.current_database()"))[0]
+
+
+def refuse_foreign_duckdb(con: duckdb.DuckDBPyConnection, target: str) -> None:
+    """A DuckDB file without gpudb's tables gets them only if it holds nothing else: gpudb
+    never grafts its schema onto another program's database."""
+    own = file_catalog(con)
+    held = [row[0] for row in con.execute(
+        "SELECT table_name FROM system.main.duckdb_tables() WHERE database_name = ? "
+        "UNION ALL SELECT view_name FROM system.main.duckdb_views() WHERE database_name = ? "
+        "AND NOT internal", [own, own]).fetchall()]
+    if held:
+        raise GpudbError(f"{target} is a DuckDB database of something else (it holds "
+                         f"{held[0]!r} and no gpudb_migration table), not a gpudb database")

@@ -37,8 +37,8 @@ def test_upward_scales_all_computation_keeps_stalls_and_is_floored():
     assert predict_crisp(54.0, 40.0, 37.0, 1.0, 1.0, 2.0) == pytest.approx(47.5)
 
 
-def test_sql_function_null_in_null_out(db_path):
-    con = gpudb.connect(db_path)
+def test_sql_function_null_in_null_out(fresh_db):
+    con = gpudb.connect(fresh_db)
     rows = con.execute("""SELECT predict_crisp_gpudb(t, 20, 3, 1, 0, 2, 1)
         FROM (VALUES (31.0), (NULL)) AS v(t)""").fetchall()
     con.close()

@@ -47,7 +47,7 @@ papers describe around such a controller, the same for every predictor:
   17% worse in EDP and it is 53% better.
 
 ``PAPER`` is the papers' controller (no guard); ``GUARDED`` is gpudb's default. Trace replay
-(queries/controller_replay.sql) implements the same step in SQL, and tests/test_control.py
+(queries/controller_replay.sql) implements the same step in SQL, and tests/control/test_control.py
 checks the two choose the same settings.
 """
 

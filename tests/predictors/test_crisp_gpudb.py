@@ -54,7 +54,7 @@ def _chase(n):
 
 
 def test_pointer_chase_slot_counters_by_hand(gtx480):
-    # 321 core cycles per load at 700 MHz (tests/test_sim_model.py works it out): the issue
+    # 321 core cycles per load at 700 MHz (tests/sim/test_sim_model.py works it out): the issue
     # cycle is computation (nothing waits yet), the other 320 are load stalls with no issue
     # slot used, and each load's latency extends the critical path from its timestamp. The
     # last load has no instruction waiting for it, so rules A-D call its 320 cycles

@@ -14,6 +14,55 @@ REAL_DATA = REPO.parent / "shared" / "data" / "real"
 MAPPINGS = REPO / "fixtures" / "mappings"
 TABLES = ("gpu", "pstate", "kernel", "experiment", "ingest_file", "run", "interval", "metric")
 
+# Slow tests (more than about 5 s on 2 cores), marked slow here in one place so that
+# `pytest -m "not slow"` is a quick loop; the README's command (and so CI) runs them all.
+# A test is slow when it uses a fixture that simulates and evaluates a database (whichever test
+# uses it first pays for it, so all of them are marked) or when its own body is slow. Entries:
+# "fixture" (conftest's), "module.fixture" or "module::test" (module names are unique across
+# tests/; parameters are ignored). A @pytest.mark.slow on the test itself works too.
+SLOW_FIXTURES = frozenset({
+    "query_db",                       # tiny sweep + closed loop + evaluate + Equalizer
+    "test_cli_commands.sim",          # the same through the CLI, control run twice
+    "test_demo_report.summary_page",  # query_db evaluated for every objective
+    "test_control.sim_db",            # two kernels swept, two controllers, every replay
+    "test_seeds.seeded",              # two seeds swept through the CLI
+})
+SLOW_TESTS = frozenset({
+    "test_cli_commands::test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables",
+    "test_control::test_dynamic_optimal_is_never_worse_and_static_is_the_best_fixed_run",
+    "test_dask_sweep::test_local_cluster_stores_the_same_runs_as_the_process_pool",
+    "test_dask_sweep::test_a_worker_killed_mid_sweep_loses_no_run_and_duplicates_none",
+    "test_docs::test_the_quickstart_runs_as_printed",
+    "test_fuzz::test_fuzz_malformed_inputs_are_refused_in_one_line",
+    "test_ingest::test_malformed_files_never_write",
+    "test_plots::test_kernel_names_from_a_file_are_drawn_as_text",
+    "test_sim_behaviour::test_full_suite_behaviour_on_gtx480",
+    "test_sweep_signals::test_kill_9_leaves_no_process_and_the_same_command_resumes",
+    "test_sweep_signals::test_sigterm_and_sighup_end_the_sweep_and_its_workers_and_keep_"
+    "finished_runs",
+    "test_trust::test_accuracy_from_a_hostile_file_equals_a_clean_copy",
+    "test_trust::test_strings_from_the_file_reach_the_terminal_escaped",
+    "test_wangchu_views::test_least_squares_recovers_the_parameters_up_to_a_common_scale",
+    "test_wu_model::test_simulated_hd7970_grid_feeds_the_table_ii_features",
+})
+
+
+def is_slow(module: str, test: str, fixtures) -> bool:
+    """Whether SLOW_FIXTURES or SLOW_TESTS name the test ``test`` of ``module``."""
+    fixtures = set(fixtures)
+    return f"{module}::{test}" in SLOW_TESTS or any(
+        entry.rpartition(".")[2] in fixtures and entry.rpartition(".")[0] in ("", module)
+        for entry in SLOW_FIXTURES)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = getattr(getattr(item, "module", None), "__name__", "")
+        if is_slow(module, getattr(item, "originalname", item.name),
+                   getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 # A hand-made measured dataset (synthetic numbers, not measurements): two kernels at a 2x2
 # grid; small enough to check every stored query's answer by hand.
 TINY_CSV = """kernel,core_mhz,mem_mhz,time_ms,power_w,dram_util

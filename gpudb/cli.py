@@ -985,8 +985,8 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
         gpudb control --predictor crisp_gpudb --objective edp --kernel twoslope_lm
         gpudb control --predictor crisp_gpudb --objective energy --scope chip
     """
-    from gpudb.control.closed_loop import run_closed_loop
     from gpudb.control.guard import GUARDS
+    from gpudb.control.kinds.predictor import run_closed_loop
 
     with contextlib.ExitStack() as stack:
         bars = []
@@ -1349,7 +1349,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
         gpudb --db sim.duckdb evaluate equalizer --kernel mem_stream --seeds 0,1,2
     """
     from gpudb.analysis.evaluate import Table, equalizer_over_seeds
-    from gpudb.control.equalizer_loop import run_equalizer
+    from gpudb.control.kinds.equalizer import run_equalizer
     from gpudb.store.queries import run_query
     from sim.config import ConfigError, available, load_suite
 

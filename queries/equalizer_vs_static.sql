@@ -14,7 +14,7 @@
    +15% and 0.1% slower at -5% energy; memory kernels 12.4% at +11% and 2.5% slower at -11%; cache-
    sensitive kernels 54% faster at -11% energy in performance mode and 30% faster at -36% in energy
    mode; unsaturated kernels 1.3% slower at -6.4% in energy mode. Runs from `gpudb evaluate
-   equalizer` (gpudb/control/equalizer_loop.py).
+   equalizer` (gpudb/control/kinds/equalizer.py).
    Every run is set against the nominal run of its own seed; over several seeds the means
    are over every kernel and seed (`gpudb evaluate equalizer --seeds` gives their mean over
    seeds with an interval).

@@ -249,8 +249,8 @@ def query_db(tmp_path_factory) -> Path:
     """Measured (the tiny CSV) and simulated runs (the tiny suite at every gtx480 core
     P-state), control results, one closed-loop run and one Equalizer run with its static
     baselines: every stored query has rows here."""
-    from gpudb.control.closed_loop import run_closed_loop
-    from gpudb.control.equalizer_loop import run_equalizer
+    from gpudb.control.kinds.equalizer import run_equalizer
+    from gpudb.control.kinds.predictor import run_closed_loop
     from gpudb.control.results import evaluate
     from gpudb.simulate.sweep import sweep
     from gpudb.sources.ingest import ingest

@@ -60,8 +60,7 @@ def replicate(source: Path, target: Path, factor: int) -> int:
 
 
 def _queries(gpu_id: str) -> dict[str, str]:
-    from gpudb.control.guard import GUARDED
-    from gpudb.control.results import guard_params
+    from gpudb.control.guard import GUARDED, guard_params
     from gpudb.store.queries import get_query
 
     def stored(name: str, params: dict) -> str:

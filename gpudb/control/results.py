@@ -11,7 +11,7 @@ import duckdb
 import pyarrow as pa
 
 from gpudb.control import schedule_run
-from gpudb.control.guard import GUARDED, PAPER, Guard
+from gpudb.control.guard import GUARDED, PAPER, Guard, guard_params
 from gpudb.control.offline import (
     POLICIES,
     SCOPES,
@@ -27,15 +27,6 @@ from gpudb.store.queries import get_query
 # The predictors a replay can use: every registered predictor with a per-interval formula,
 # and the oracle (actual outcomes).
 REPLAY_PREDICTORS = (*names(replayable=True), "oracle")
-
-
-def guard_params(guard: Guard) -> dict[str, str]:
-    """The controller_replay parameters that spell out a guard."""
-    return {"guard": "paper" if guard == PAPER else "guarded",
-            "switch_cost": str(guard.switch_cost).lower(),
-            "max_down_steps": str(guard.max_down_steps), "verify": str(guard.verify).lower(),
-            "hysteresis_pct": repr(float(guard.hysteresis_pct)),
-            "min_dwell": str(guard.min_dwell), "verify_stay": str(guard.verify_stay).lower()}
 
 
 def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,

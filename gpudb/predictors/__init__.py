@@ -7,7 +7,9 @@ registration (gpudb.store.udfs), the ``prediction`` view (gpudb.store.db fills i
 accuracy tables, trace replay, the closed loop, the CLI's choices and the benchmarks read the
 registry, so adding a predictor is adding its module and its view file. Modules may also
 declare ``UDFS``, the SQL functions they contribute; formula-only modules (linear) declare no
-predictor.
+predictor, nor do the DVFS controller's energy model and decision step (dvfs_energy,
+dvfs_step: pure functions of predictions whose SQL function, guard_replay, the store
+registers with the others).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The one writer of runs: ``run``, ``interval`` and ``metric`` rows and the ``gpu``, ``pstate``,
 ``kernel`` and ``experiment`` rows they refer to (docs/DESIGN.md section 2).
 
-Sweeps (gpudb.simulate.sweep), closed-loop control (gpudb.control.closed_loop), ingest
+Sweeps (gpudb.simulate.sweep), closed-loop control (gpudb.control.runner), ingest
 (gpudb.sources.ingest)
 and merge (gpudb.store.transfer) all write them through here, so one set of rules holds for every
 run, whatever produced it:

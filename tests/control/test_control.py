@@ -13,7 +13,7 @@ import gpudb
 from gpudb.analysis.evaluate import length_line
 from gpudb.control.energy import predict_energy
 from gpudb.control.guard import GUARDED, PAPER, Guard
-from gpudb.control.offline import POLICIES, PolicyResult, load_outcomes
+from gpudb.control.offline import POLICIES, PolicyResult, in_scope, load_outcomes
 from gpudb.control.results import evaluate, replay
 from gpudb.store.queries import run_query
 
@@ -250,7 +250,7 @@ body = [{op = "alu", n = 4, dep = "prev"}]
 def sim_db(tmp_path_factory):
     """Two tiny synthetic kernels swept over every gtx480 core P-state, closed-loop runs of
     the papers' CRISP controller and of gpudb's guarded one, and every replay."""
-    from gpudb.control.closed_loop import run_closed_loop
+    from gpudb.control.kinds.predictor import run_closed_loop
     from gpudb.simulate.sweep import sweep
 
     tmp = tmp_path_factory.mktemp("control")
@@ -269,7 +269,8 @@ def sim_db(tmp_path_factory):
 
 
 def test_closed_loop_controller_predicts_as_the_prediction_view(sim_db):
-    from gpudb.control.closed_loop import miss_latency_ns, predict_times
+    from gpudb.control.kinds.predictor import predict_times
+    from gpudb.control.sample import run_columns
     from gpudb.predictors import names as predictor_names
     from sim.config import load_gpu
 
@@ -286,18 +287,104 @@ def test_closed_loop_controller_predicts_as_the_prediction_view(sim_db):
             "SELECT predicted_ns FROM prediction WHERE run_id = ? AND granularity = 'interval' "
             "AND sample_idx = 2 AND predictor = ? ORDER BY target_core_mhz",
             [row["run_id"], predictor]).fetchall()]
-        got = predict_times(predictor, row, targets, miss_latency_ns(gpu))
+        got = predict_times(predictor, row, targets, run_columns(gpu.raw, gpu.nominal_mem_mhz))
         assert np.allclose(got, expected, rtol=1e-9), predictor
     con.close()
+
+
+def test_sample_columns_in_python_are_the_view_s_to_the_bit(sim_db):
+    # gpudb.control.sample evaluates the sample view's own SQL expressions: every column of
+    # every interval equals the view's exactly (the closed loop's predictor inputs).
+    import json
+
+    from gpudb.control.sample import run_columns, sample_columns
+
+    con = gpudb.connect(sim_db, read_only=True)
+    cur = con.execute("SELECT i.* FROM interval AS i ORDER BY i.run_id, i.idx")
+    names = [d[0] for d in cur.description]
+    rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    view_cur = con.execute("SELECT * FROM sample WHERE granularity = 'interval' "
+                           "ORDER BY run_id, sample_idx")
+    view_names = [d[0] for d in view_cur.description]
+    view = [dict(zip(view_names, r, strict=True)) for r in view_cur.fetchall()]
+    config, nominal = con.execute("SELECT config, nominal_mem_mhz FROM gpu "
+                                  "WHERE gpu_id = 'gtx480'").fetchone()
+    con.close()
+    run = run_columns(json.loads(config), nominal)
+    # gtx480's unloaded L1-miss-to-DRAM latency (fixtures/gpus/gtx480.toml): L2 path 220 ns,
+    # DRAM 60 ns and 160 memory cycles at the nominal 924 MHz
+    assert run == {"miss_latency_ns": 220.0 + 60.0 + 160.0 * 1000.0 / 924.0}
+    assert len(rows) == len(view) > 100
+    for row, expected in zip(rows, view, strict=True):
+        got = sample_columns(row, run)
+        # the run's own columns (kernel_id, seed, ...) are not the interval's
+        assert {k for k, v in got.items() if v is None} <= {
+            "run_id", "experiment_id", "source", "policy", "kernel_id", "gpu_id",
+            "interval_instructions", "n_sm", "seed"}
+        computed = {k: v for k, v in got.items() if v is not None}
+        assert len(computed) >= 20 and "memory_min_ns" in computed and "miss_ns" in computed
+        assert computed == {k: expected[k] for k in computed}, row["run_id"]
+
+
+def _closed_loop_settings(con, predictor, objective, guard, scope) -> dict[str, list[float]]:
+    """Per kernel, the core MHz the closed loop's controller (PredictorController: the sample
+    columns, the predictor's formula, the energy model and the guard's step) sets when every
+    interval it sees is the fixed run's at the setting in force, which is replay's premise;
+    the oracle's predictions are the fixed runs' outcomes."""
+    from gpudb.control.guard import GuardState, decide
+    from gpudb.control.kinds.predictor import PredictorController
+    from sim.config import load_gpu
+    from sim.model import Setting
+
+    gpu = load_gpu("gtx480")
+    cur = con.execute(
+        "SELECT c.kernel_id, i.* FROM interval AS i JOIN control_interval AS c "
+        "USING (run_id, idx) ORDER BY c.kernel_id, i.core_mhz, i.idx")
+    names = [d[0] for d in cur.description]
+    rows: dict[str, dict[tuple[float, int], dict]] = {}
+    for values in cur.fetchall():
+        row = dict(zip(names, values, strict=True))
+        rows.setdefault(row["kernel_id"], {})[(row["core_mhz"], row["idx"])] = row
+    out = {}
+    for kernel, by_setting in rows.items():
+        mhz = np.array(gpu.core_mhz, dtype=float)
+        n = len(by_setting) // len(mhz)
+        settings = [float(mhz[-1])]
+        if predictor == "oracle":
+            outcomes = next(k for k in load_outcomes(con) if k.kernel_id == kernel)
+            if scope == "chip":
+                outcomes = in_scope(outcomes, "chip")
+            state = GuardState(top=len(mhz) - 1)
+            for i in range(n - 1):
+                c = state.cur
+                row = by_setting[(settings[-1], i)]
+                parts = [row[p] for p in ("core_static_j", "dram_static_j", "other_j")]
+                if scope == "chip":
+                    parts[2] = 0.0
+                switch_j = ((parts[0] * np.array(gpu.core_v) / gpu.core_v[c] + parts[1]
+                             + parts[2]) / outcomes.time_ns[c, i] * gpu.switch_ns)
+                nxt = decide(state, guard, objective, 0.01, i, outcomes.time_ns[c, i],
+                             outcomes.energy_j[c, i], outcomes.time_ns[:, i],
+                             outcomes.energy_j[:, i], gpu.switch_ns, switch_j)
+                settings.append(float(mhz[nxt]))
+        else:
+            controller = PredictorController(gpu, predictor, objective, 1.0, guard, scope)
+            for i in range(n - 1):
+                nxt = controller.decide(i, by_setting[(settings[-1], i)],
+                                        Setting(settings[-1], 924.0, None))
+                settings.append(nxt.core_mhz)
+        out[kernel] = settings
+    return out
 
 
 @pytest.mark.parametrize("guard", [PAPER, GUARDED, Guard(verify_stay=True)],
                          ids=lambda g: g.name)
 def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):
-    # The recursive CTE of controller_replay.sql and gpudb.control.guard.decide (which the
-    # closed loop runs) make the same choice at every interval, for every predictor and
-    # objective, so replay and closed loop share one controller.
-    from gpudb.control import reference
+    # Trace replay (controller_replay.sql, its inputs gathered in SQL from the sample and
+    # prediction views) chooses at every interval what the closed loop's controller chooses
+    # from the same interval's counters (gpudb.control.kinds.predictor, its inputs computed in
+    # Python), for every predictor and objective: replay and closed loop share one step.
+    from gpudb.control.offline import replayed, with_scopes
     from gpudb.control.results import REPLAY_PREDICTORS
 
     db = tmp_path / "sim.duckdb"
@@ -305,6 +392,7 @@ def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):
     con = gpudb.connect(db)
     stay_differs = 0
     try:
+        outcomes = {k.kernel_id: k for k in load_outcomes(con)}
         for objective, scope in itertools.product(("edp", "ed2p", "energy", "energy_perf"),
                                                   ("run", "chip")):
             # the chip scope changes only the energy the step sees: three predictors suffice;
@@ -316,18 +404,21 @@ def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):
                               else few):
                 sql = {r.kernel_id: r for r in _stored_replay(con, predictor, objective, guard,
                                                               scope)}
-                py = {r.kernel_id: r for r in reference.replay(con, predictor, objective,
-                                                               guard=guard, scope=scope)}
+                py = _closed_loop_settings(con, predictor, objective, guard, scope)
                 assert sql.keys() == py.keys() == {"ctltiny/mixed", "ctltiny/twophase"}
                 for kernel, result in sql.items():
-                    assert result.settings == py[kernel].settings, (objective, predictor, scope)
-                    assert result.time_ns == pytest.approx(py[kernel].time_ns)
-                    assert result.energy_j == pytest.approx(py[kernel].energy_j)
-                    assert result.chip_energy_j == pytest.approx(py[kernel].chip_energy_j)
+                    assert result.settings == py[kernel], (objective, predictor, scope)
+                    k = outcomes[kernel]
+                    index = {float(m): s for s, m in enumerate(k.mhz)}
+                    totals = with_scopes(k, replayed(in_scope(k, scope), "replay",
+                                                     [index[m] for m in py[kernel]]),
+                                         pay_switch=True)
+                    assert result.time_ns == pytest.approx(totals.time_ns)
+                    assert result.energy_j == pytest.approx(totals.energy_j)
+                    assert result.chip_energy_j == pytest.approx(totals.chip_energy_j)
                 if guard.verify_stay:
-                    without = reference.replay(con, predictor, objective, guard=GUARDED,
-                                               scope=scope)
-                    stay_differs += sum(r.settings != py[r.kernel_id].settings for r in without)
+                    without = _closed_loop_settings(con, predictor, objective, GUARDED, scope)
+                    stay_differs += sum(without[k] != py[k] for k in py)
     finally:
         con.close()
     # the check of stays did act somewhere here (miss, energy, ctltiny/mixed)
@@ -430,3 +521,89 @@ def test_runs_without_the_slot_counters_ask_for_a_new_sweep(hand_db, sim_db):
         con = gpudb.connect(db, read_only=True)
         assert missing_sweep(con, gpu, suite) is missing, (gpu, suite)
         con.close()
+
+
+def test_controller_kinds_share_one_runner_that_skips_stored_runs(sim_db, tmp_path):
+    # The registry finds each kind's module; the runner plans the same runs again and,
+    # finding them stored, simulates and writes nothing.
+    from gpudb.control.kinds import get, names
+    from gpudb.control.kinds.predictor import run_closed_loop
+
+    assert names() == ("equalizer", "predictor")
+    with pytest.raises(ValueError, match="known: equalizer, predictor"):
+        get("pid")
+    db = tmp_path / "sim.duckdb"
+    shutil.copy(sim_db, db)
+    con = gpudb.connect(db, read_only=True)
+    before = con.execute("SELECT kernel_id, run_id, time_ns, energy_j FROM run "
+                         "WHERE predictor = 'crisp' ORDER BY kernel_id").fetchall()
+    count = con.execute("SELECT count(*) FROM run").fetchone()
+    con.close()
+    rows = run_closed_loop(db, "gtx480", sim_db.parent / "ctltiny.toml", None, "crisp",
+                           "edp", interval_instructions=2000, guard=PAPER)
+    assert [r["added"] for r in rows] == [False, False]
+    assert sorted((r["kernel_id"], r["run_id"], r["time_ns"], r["energy_j"])
+                  for r in rows) == before
+    con = gpudb.connect(db, read_only=True)
+    assert con.execute("SELECT count(*) FROM run").fetchone() == count
+    con.close()
+
+
+KIND_MODULE = '''
+"""A controller kind for a test: hold the highest core P-state (policy 'hold_top')."""
+from gpudb.control.kinds import ControllerKind, Job
+
+
+class Hold:
+    name = "hold_top"
+    run_key = "hold_top"
+
+    def decide(self, idx, row, setting):
+        return setting
+
+
+def plan(gpu, kernels):
+    return [Job(k, max(gpu.core_mhz), gpu.nominal_mem_mhz, "hold_top", lambda _sim: Hold(),
+                {"variant": "test"}, interval_instructions=2000) for k in kernels]
+
+
+KIND = ControllerKind("hold_top", "hold the highest P-state", "none (a test)", plan,
+                      lambda gpu, suite: (f"hold-{suite.name}", "a test kind"))
+'''
+
+
+def test_a_new_controller_kind_is_one_module(tmp_path, monkeypatch):
+    # A module declaring KIND in the kinds package is all a controller kind needs: the
+    # registry finds it and the runner simulates and stores its runs. Holding the top setting
+    # reproduces the fixed run there, exactly.
+    import gpudb.control.kinds as kinds
+    from gpudb.control.runner import run
+    from gpudb.simulate.sweep import sweep
+
+    folder = tmp_path / "kinds"
+    folder.mkdir()
+    (folder / "hold_top.py").write_text(KIND_MODULE)
+    monkeypatch.setattr(kinds, "__path__", [*kinds.__path__, str(folder)])
+    kinds.registry.cache_clear()
+    try:
+        assert kinds.names() == ("equalizer", "hold_top", "predictor")
+        suite = tmp_path / "ctltiny.toml"
+        suite.write_text(SUITE)
+        db = tmp_path / "k.duckdb"
+        sweep(db, "gtx480", suite, core_mhz=[700], mem_mhz=[924], kernels=["twophase"],
+              interval_instructions=2000, jobs=1)
+        [row] = run(db, "hold_top", "gtx480", suite, ["twophase"])
+        assert row["added"]
+        assert run(db, "hold_top", "gtx480", suite, ["twophase"])[0]["added"] is False
+        con = gpudb.connect(db, read_only=True)
+        stored = con.execute("SELECT policy, variant, time_ns, energy_j FROM run "
+                             "WHERE run_id = ?", [row["run_id"]]).fetchone()
+        fixed = con.execute("SELECT time_ns, energy_j FROM run WHERE policy = 'fixed'").fetchone()
+        experiment = con.execute("SELECT e.name FROM run JOIN experiment AS e "
+                                 "USING (experiment_id) WHERE run_id = ?",
+                                 [row["run_id"]]).fetchone()
+        con.close()
+        assert stored == ("hold_top", "test", *fixed)
+        assert experiment == ("hold-ctltiny",)
+    finally:
+        kinds.registry.cache_clear()

@@ -210,8 +210,8 @@ def test_closed_loop_controller_in_chip_scope_decides_as_the_chip_replay(bound_d
     # (STALL with the papers' step: on this kernel the guarded controllers stay at 700.)
     import shutil
 
-    from gpudb.control.closed_loop import run_closed_loop
     from gpudb.control.guard import PAPER
+    from gpudb.control.kinds.predictor import run_closed_loop
 
     db = tmp_path / "sim.duckdb"
     shutil.copy(bound_db["db"], db)

@@ -1,4 +1,4 @@
-"""Equalizer in the simulator's closed loop (paper 001; gpudb.control.equalizer_loop) on two
+"""Equalizer in the simulator's closed loop (paper 001; gpudb.control.kinds.equalizer) on two
 synthetic kernels on gtx480: compute_ilp (default suite: independent ALU streams) and
 stream_read (micro suite: independent coalesced loads missing both caches)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpudb.control.equalizer import VfLevel
-from gpudb.control.equalizer_loop import EqualizerController, simulate_equalizer
+from gpudb.control.kinds.equalizer import EqualizerController, simulate_equalizer
 from sim.config import load_gpu, load_suite
 from sim.model import simulate
 

@@ -36,7 +36,7 @@ def test_registry_names_and_udfs():
     assert "wu" not in names(replayable=True) and "crisp" in names(replayable=True)
     assert {u.name for u in udfs()} == {"predict_linear", "predict_crisp", "predict_critbw",
                                         "predict_crisp_gpudb", "predict_wu", "wangchu_time_ns",
-                                        "wangchu_regime"}
+                                        "wangchu_regime", "guard_replay"}
     with pytest.raises(ValueError, match="unknown predictor 'nope'"):
         get("nope")
 

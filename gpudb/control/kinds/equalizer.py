@@ -1,13 +1,14 @@
-"""Equalizer (paper 001) in the simulator's closed loop: every epoch each SM runs Algorithm 1 on
-its own warp-state counters, sets its own CTA limit through the 3-epoch hysteresis (pausing
-CTAs beyond it, section IV-B), and votes for the SM and memory V/F direction of Table I; the
-frequency manager moves each domain one level towards the majority's request (section IV-C).
+"""Controller kind ``equalizer``: Equalizer (paper 001) in the simulator's closed loop: every
+epoch each SM runs Algorithm 1 on its own warp-state counters, sets its own CTA limit through
+the 3-epoch hysteresis (pausing CTAs beyond it, section IV-B), and votes for the SM and memory
+V/F direction of Table I; the frequency manager moves each domain one level towards the
+majority's request (section IV-C).
 
 The decision logic is :mod:`gpudb.control.equalizer`; this module wires it to
 :class:`sim.model.Simulation` (epoch mode, per-SM CTA limits, core headroom for the SM "high"
-level above gtx480's top P-state). :func:`run_equalizer` stores Equalizer's runs and its static
-V/F baselines through gpudb.store.runs (migration 0008); query ``equalizer_vs_static`` compares
-them. The memory V/F domain is the paper's (section V-A): on gtx480 the interconnect, L2, memory
+level above gtx480's top P-state). Its :func:`plan` asks gpudb.control.runner for Equalizer's
+runs and its static V/F baselines (migration 0008); query ``equalizer_vs_static`` compares them.
+The memory V/F domain is the paper's (section V-A): on gtx480 the interconnect, L2, memory
 controller and DRAM change their operating point together (``l2_domain = "mem"`` in its
 configuration; their dynamic energy at (Vm/Vm0)^2, DRAM background power per memory state).
 
@@ -34,6 +35,7 @@ from gpudb.control.equalizer import (
     level_mhz,
     vf_request,
 )
+from gpudb.control.kinds import ControllerKind, Job
 
 VARIANTS = ("full", "cta", "vf")
 
@@ -152,87 +154,65 @@ class _Static:
         return setting
 
 
+def plan(gpu, kernels: list, modes: tuple[str, ...] = MODES,
+         variants: tuple[str, ...] = VARIANTS) -> list[Job]:
+    """Each kernel under Equalizer in every mode and variant (epoch runs: policy
+    'closed_loop', predictor 'equalizer', objective the mode, variant, epoch_cycles; the mean
+    per-SM CTA limit of each epoch as metric 'equalizer_ctas_mean'), and at each static
+    operating point of :data:`STATIC` (policy 'static', variant the baseline's name). The
+    'cta' variant keeps V/F nominal, where the mode makes no difference, so it runs once, in
+    the first mode given."""
+    headroom = max(0.0, gpu.nominal_core_mhz * (1.0 + VF_STEP_FRACTION) / gpu.core_mhz[-1] - 1.0)
+    jobs = []
+    for spec in kernels:
+        for name, (core_scale, mem_scale) in STATIC.items():
+            jobs.append(Job(spec, gpu.nominal_core_mhz * core_scale,
+                            _snap(gpu.nominal_mem_mhz * mem_scale, tuple(gpu.mem_mhz)),
+                            f"static:{name}", lambda _sim, name=name: _Static(name),
+                            {"variant": name}, core_headroom=headroom))
+    for spec in kernels:
+        for mode in modes:
+            for variant in variants:
+                if variant == "cta" and mode != modes[0]:
+                    continue
+
+                def make(sim, spec=spec, mode=mode, variant=variant):
+                    return EqualizerController(gpu.nominal_core_mhz, gpu.nominal_mem_mhz,
+                                               spec.warps_per_cta, sim.slots, sim.n_sm, mode,
+                                               variant, tuple(gpu.mem_mhz))
+                jobs.append(Job(spec, gpu.nominal_core_mhz, gpu.nominal_mem_mhz,
+                                f"equalizer:{mode}:{variant}", make,
+                                {"predictor": "equalizer", "objective": mode,
+                                 "variant": variant, "epoch_cycles": EPOCH_CYCLES},
+                                epoch_cycles=EPOCH_CYCLES, core_headroom=headroom,
+                                metrics=_ctas_mean))
+    return jobs
+
+
+def _ctas_mean(controller: EqualizerController, run_id: str) -> pa.Table:
+    """Metric 'equalizer_ctas_mean': the mean per-SM CTA limit of each epoch; the limits
+    decided after epoch i govern epoch i + 1."""
+    trace = controller.trace
+    return pa.table({"run_id": [run_id] * len(trace),
+                     "idx": [idx + 1 for idx, *_ in trace],
+                     "name": ["equalizer_ctas_mean"] * len(trace),
+                     "value": [sum(lim) / len(lim) for *_, lim in trace]})
+
+
+KIND = ControllerKind(
+    "equalizer", "Equalizer and its static V/F baselines", "paper 001 sections IV-V", plan,
+    lambda gpu, suite: (f"equalizer-{gpu.name}-{suite.name}",
+                        f"Equalizer (paper 001) and its static baselines on {gpu.name}, suite "
+                        f"{suite.name}"))
+
+
 def run_equalizer(db_path, gpu: str, suite: str, kernels: list[str] | None = None,
                   modes: tuple[str, ...] = MODES, variants: tuple[str, ...] = VARIANTS,
                   experiment: str | None = None, progress=None, seed: int = 0) -> int:
-    """Simulate what the database lacks of: each kernel under Equalizer in every mode and
-    variant (epoch runs: policy 'closed_loop', predictor 'equalizer', objective the mode,
-    variant, epoch_cycles; the mean per-SM CTA limit of each epoch as metric
-    'equalizer_ctas_mean'), and at each static operating point of :data:`STATIC` (policy
-    'static', variant the baseline's name), every run with the simulator's ``seed``. The
-    'cta' variant keeps V/F nominal, where the mode makes no difference, so it runs once, in
-    the first mode given. Returns the runs added."""
-    import gpudb
-    from gpudb.store.db import atomic
-    from gpudb.store.runs import (
-        ensure_experiment,
-        ensure_gpu,
-        ensure_kernels,
-        insert_metrics,
-        insert_runs,
-        stored_run_ids,
-    )
-    from sim.config import load_gpu, load_suite
-    from sim.model import DEFAULT_INTERVAL_INSTRUCTIONS, Simulation, run_id
+    """:func:`gpudb.control.runner.run` with this kind, every run with the simulator's
+    ``seed``; returns the runs added."""
+    from gpudb.control.runner import run
 
-    g = load_gpu(gpu)
-    s = load_suite(suite)
-    specs = [s.kernel(k) for k in kernels] if kernels else list(s.kernels)
-    headroom = max(0.0, g.nominal_core_mhz * (1.0 + VF_STEP_FRACTION) / g.core_mhz[-1] - 1.0)
-    jobs = [(spec, "static", name) for spec in specs for name in STATIC]
-    jobs += [(spec, mode, variant) for spec in specs for mode in modes for variant in variants
-             if variant != "cta" or mode == modes[0]]
-    con = gpudb.connect(db_path)
-    added = 0
-    try:
-        if progress:
-            progress(0, len(jobs))
-        for n, (spec, mode, variant) in enumerate(jobs):
-            if mode == "static":
-                core_scale, mem_scale = STATIC[variant]
-                core = g.nominal_core_mhz * core_scale
-                mem = _snap(g.nominal_mem_mhz * mem_scale, tuple(g.mem_mhz))
-                key, epoch = f"static:{variant}", None
-            else:
-                core, mem = g.nominal_core_mhz, g.nominal_mem_mhz
-                key, epoch = f"equalizer:{mode}:{variant}", EPOCH_CYCLES
-            rid = run_id(g, spec, core, mem, g.n_sm, None, DEFAULT_INTERVAL_INSTRUCTIONS, seed,
-                         key, epoch, headroom)
-            if not stored_run_ids(con, [rid]):
-                sim = Simulation(g, spec, core, mem, seed=seed, epoch_cycles=epoch,
-                                 core_headroom=headroom)
-                if mode == "static":
-                    result = sim.run(_Static(variant))
-                    result.run.update(variant=variant)
-                    metrics = None
-                else:
-                    controller = EqualizerController(
-                        g.nominal_core_mhz, g.nominal_mem_mhz, spec.warps_per_cta, sim.slots,
-                        sim.n_sm, mode, variant, tuple(g.mem_mhz))
-                    result = sim.run(controller)
-                    result.run.update(predictor="equalizer", objective=mode, variant=variant,
-                                      epoch_cycles=epoch)
-                    # the limits decided after epoch i govern epoch i + 1
-                    metrics = pa.table({
-                        "run_id": [rid] * len(controller.trace),
-                        "idx": [idx + 1 for idx, *_ in controller.trace],
-                        "name": ["equalizer_ctas_mean"] * len(controller.trace),
-                        "value": [sum(lim) / len(lim) for *_, lim in controller.trace]})
-                if result.run["run_id"] != rid:     # the skip test above would be wrong
-                    raise RuntimeError(f"run id {result.run['run_id']} != planned {rid}")
-                with atomic(con):
-                    ensure_gpu(con, g)
-                    ensure_kernels(con, specs)
-                    eid = ensure_experiment(
-                        con, experiment or f"equalizer-{g.name}-{s.name}",
-                        f"Equalizer (paper 001) and its static baselines on {g.name}, suite "
-                        f"{s.name}")
-                    run = pa.Table.from_pylist([dict(result.run, experiment_id=eid)])
-                    added += insert_runs(con, run, result.intervals).runs
-                    if metrics is not None:
-                        insert_metrics(con, metrics, skip_stored=False)
-            if progress:
-                progress(n + 1, len(jobs))
-    finally:
-        con.close()
-    return added
+    rows = run(db_path, KIND.name, gpu, suite, kernels, seed=seed, experiment=experiment,
+               progress=progress, modes=modes, variants=variants)
+    return sum(r["added"] for r in rows)

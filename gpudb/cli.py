@@ -200,7 +200,8 @@ KEEP_ON_INTERRUPT = frozenset({"sweep", "demo", "measure", "control", "evaluate"
 
 # Commands that only read a database (merge: its source), whatever it holds, and so end
 # within --timeout-s (a table of a billion rows, an object computing for hours)
-TIME_BOUNDED = frozenset({"info", "query", "sql", "plot", "report", "export", "merge"})
+TIME_BOUNDED = frozenset({"info", "query", "sql", "plot", "report", "export", "merge",
+                          "evaluate", "materialize", "train"})
 DEFAULT_TIMEOUT_S = 300.0
 
 
@@ -217,11 +218,36 @@ def _exit_on_stop():
         with stop_on_signals() as fired:
             yield
     except KeyboardInterrupt as stop:
-        signum = getattr(stop, "signum", None) or (fired[0] if fired else None)
-        if signum is None:
-            raise  # Ctrl-C: click says "Aborted!"
+        # Ctrl-C too: one line and 130, not click's "Aborted!" and 1
+        signum = getattr(stop, "signum", None) or (fired[0] if fired else signal.SIGINT)
         echo(f"interrupted ({signal.Signals(signum).name}): nothing written", err=True)
         sys.exit(128 + signum)
+
+
+@contextlib.contextmanager
+def _exit_on_interrupt():
+    """The commands that keep finished work say what they kept where they stop; a Ctrl-C
+    anywhere else in them (before their work, between its steps) ends in one line and exit
+    130 as well, not click's "Aborted!" and 1."""
+    import signal
+
+    try:
+        yield
+    except KeyboardInterrupt as stop:
+        signum = getattr(stop, "signum", None) or signal.SIGINT
+        echo(f"interrupted ({signal.Signals(signum).name}): what finished before it is kept",
+             err=True)
+        sys.exit(128 + signum)
+
+
+@contextlib.contextmanager
+def _built_aside(db_path):
+    """trust.built_aside, its one failure of its own (the path taken meanwhile) one line."""
+    try:
+        with trust.built_aside(db_path):
+            yield
+    except GpudbError as exc:
+        raise _OneLineError(str(exc)) from None
 
 
 _JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by nested commands
@@ -235,8 +261,9 @@ _JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by ne
               help="Never cut table text to the terminal's width (env GPUDB_WIDE=1).")
 @click.option("--timeout-s", type=click.FloatRange(min=0), envvar="GPUDB_TIMEOUT_S",
               default=DEFAULT_TIMEOUT_S, show_default=True,
-              help="Stop info, query, sql, plot, report, export and merge after this many "
-                   "seconds, naming what they were reading (0: no bound; env "
+              help="Stop info, query, sql, plot, report, export, merge, evaluate, "
+                   "materialize and train after this many seconds, naming what they were "
+                   "reading (simulation inside evaluate does not count; 0: no bound; env "
                    "GPUDB_TIMEOUT_S).")
 @click.version_option(package_name="gpudb-dvfs")
 @click.pass_context
@@ -258,9 +285,15 @@ def cli(ctx, db_path, read_only, wide, timeout_s):
         # interrupt install this around their own work); outside the next, which removes
         # the new file on the way out
         ctx.with_resource(_exit_on_stop())
+        # a new file is built aside and put in place on success: not even kill -9 leaves one
+        ctx.with_resource(_built_aside(db_path))
+    else:
+        ctx.with_resource(_exit_on_interrupt())
     ctx.with_resource(trust.no_new_file_on_error(db_path, on_interrupt=all_or_nothing))
     if ctx.invoked_subcommand in TIME_BOUNDED:
         ctx.with_resource(db.time_bound(timeout_s))
+    # Ctrl-C stops a statement DuckDB is running, which Python's handler alone cannot
+    ctx.with_resource(db.interrupt_on_signals())
     ctx.with_resource(output.full_width(wide))
 
 
@@ -425,7 +458,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 
         gpudb ingest-log rooflinedvfs-logs/ --experiment rooflinedvfs
     """
-    from gpudb.sources.ingest_log import ingest_logs, read_logs
+    from gpudb.sources.ingest_log import ingest_logs, read_logs, size_note
 
     # the logs first: one refused, or a command killed while reading, leaves no new file
     read = read_logs(list(paths), power_report)
@@ -444,6 +477,8 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
         + (f"; {r.counters_left_out} counter values left out (the counter went down: reset "
            "by the simulator)" if r.counters_left_out else "")
         + ("" if r.power_report else "; no power report: energy not known")))
+    if note := size_note(reports):
+        echo(printable(note))  # program names from the logs
 
 
 def _numbers(kind):
@@ -649,7 +684,8 @@ def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
         # without this line a log shows "simulating" and nothing else for a minute or more
         echo("compiling the simulator (numba, once per installed version: about 40 s of "
              f"one core, minutes on a busy machine; kept in {cache_root()})", err=True)
-    with run_progress("simulating", rate=True) as progress:
+    # the simulation's length is gpudb's, not the file's: outside evaluate's time bound
+    with run_progress("simulating", rate=True) as progress, db.unbounded():
         summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
     echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
          f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
@@ -919,6 +955,7 @@ def materialize(obj: Context):
 
         gpudb --db lab.duckdb materialize
     """
+    db.doing("materializing the predictions")
     from gpudb.store.materialize import TABLE
     from gpudb.store.materialize import materialize as write_table
 
@@ -1227,7 +1264,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
                 check_same_kernels(con, scope, seeds)
             # the achievable bound: the dynamic optimal's schedules run in the closed loop
             # (stored runs are reused)
-            with run_progress("dynamic optimal runs") as progress:
+            with run_progress("dynamic optimal runs") as progress, db.unbounded():
                 _, unrunnable = schedule_run.simulate(
                     con, objectives, max_loss_pct, scope.gpu, scope.suite, energy_scopes,
                     progress=progress, seeds=run_seeds, workers=os.cpu_count() or 1)
@@ -1314,6 +1351,7 @@ def accuracy(obj: Context, gpu, suite, base_mhz, base_mem_mhz, granularity, fold
     interval); paper 003's core x memory tables pool the seeds (each prediction scored
     against a run of its own seed).
     """
+    db.doing("computing evaluate accuracy")
     scope = _scope(obj, gpu, suite, do_sweep, seeds)
     print_accuracy(obj, scope, base_mhz, granularity, fmt, seeds)
     if granularity == "run":
@@ -1348,6 +1386,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
         gpudb --db sim.duckdb evaluate equalizer --kernel mem_stream --kernel compute_ilp
         gpudb --db sim.duckdb evaluate equalizer --kernel mem_stream --seeds 0,1,2
     """
+    db.doing("computing evaluate equalizer")
     from gpudb.analysis.evaluate import Table, equalizer_over_seeds
     from gpudb.control.kinds.equalizer import run_equalizer
     from gpudb.store.queries import run_query
@@ -1364,7 +1403,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
         obj.require_writable("gpudb evaluate equalizer (simulating its runs)")
         for seed in seeds or [0]:
             with run_progress("equalizer runs" + (f", seed {seed}" if seeds else "")) \
-                    as progress:
+                    as progress, db.unbounded():
                 run_equalizer(obj.path, gpu, suite, list(kernels) or None, progress=progress,
                               seed=seed)
     con = obj.connect(read_only=True)
@@ -1411,6 +1450,7 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
 
         gpudb --db sim.duckdb evaluate classes --gpu gtx480 --suite default
     """
+    db.doing("computing evaluate classes")
     from gpudb.analysis.evaluate import PAPER_CLASSES, class_tables, length_line
 
     scope = _scope(obj, gpu, suite, do_sweep)
@@ -1468,6 +1508,7 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, seeds, 
         gpudb --db lab.duckdb evaluate control --gpu v100 --objective energy_perf
         gpudb --db sim.duckdb evaluate control --objective edp --seeds 0,1,2
     """
+    db.doing("computing evaluate control")
     print_control(obj, _scope(obj, gpu, suite, do_sweep, seeds),
                   list(objectives) or ["edp", "ed2p", "energy", "energy_perf"], max_loss_pct,
                   fmt, seeds, ("chip", "run") if energy_scope == "both" else (energy_scope,))
@@ -1580,7 +1621,10 @@ def _readable_demo(obj: Context, scope) -> None:
             "slow and worst: its mean and worst kernel's slowdown %:")
     output_rows(objectives.columns, objectives.rows, "table")
     if written:
-        echo("\nfigures:\n" + "\n".join(f"  {path}" for path in written))
+        echo("\nfigures, each with the command that draws it again:")
+        for path, (name, params) in zip(written, figures, strict=True):
+            echo(f"  {path}\n" + textwrap.indent(
+                demo.redraw_command(name, params, path.name, DEMO_WIDTH - 4), "    "))
     else:
         echo(f"\nno figures: {skipped}")
     echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=DEMO_WIDTH))
@@ -1688,6 +1732,7 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
 
         gpudb --db lab.duckdb query mape_by_kernel -p model_id 8d0f952dfd8712c0
     """
+    db.doing("training Wu's model")
     from gpudb.train import wu_model
 
     names = [f.strip() for f in features.split(",") if f.strip()] if features else None
@@ -1738,6 +1783,7 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
 
         gpudb --db lab.duckdb train wangchu --gpu gtx1080ti --base 1800,5000
     """
+    db.doing("fitting Wang & Chu's model")
     from gpudb.train import wangchu_fit
     from gpudb.train.calibrate import UNITS
 

@@ -61,7 +61,7 @@ from gpudb.sources.mapping import load_mapping
 from gpudb.store.db import GpudbError
 
 SEED = 12  # the issue's number
-COUNTS = {"csv": 450, "parquet": 250, "mapping": 300, "duckdb": 250}
+COUNTS = {"csv": 450, "parquet": 250, "mapping": 300, "duckdb": 250, "expr": 500, "size": 230}
 CONTROLS = 8  # per ingest class: confusers only, which must be accepted (the fuzz is not vacuous)
 CLI_EVERY = 8
 CASE_TIMEOUT_S = 30
@@ -661,6 +661,129 @@ def make_mapping(rng: random.Random, directory: Path, index: int, control: bool 
 
 
 # ---------------------------------------------------------------------------------------------
+# expr: mapping expressions (issue 31: bounded in time and memory before they run)
+
+# Functions whose result grows with a number in the expression, or that read state: refused.
+UNBOUNDED_CALLS = [
+    "repeat('x', 2000000000)", "length(repeat('ab', 300000000))", "list_sum(range(100000000))",
+    "range(1000000000000)", "generate_series(1, 1000000000)", "lpad('x', 2000000000, 'y')",
+    "rpad(kernel, 1000000000, 'z')", "replace(replace(kernel, 'f', kernel), 'z', kernel)",
+    "string_agg(kernel, ',')", "array_agg(time_ms)", "list_value(time_ms, time_ms)",
+    "unnest(range(100000000))", "read_csv('/etc/passwd')", "getenv('HOME')", "random()",
+    "setseed(0.5)", "nextval('s')", "current_setting('threads')", "md5(kernel)",
+    "regexp_replace(kernel, '.', 'xx', 'g')", "string_split(kernel, '-')", "printf('%s', 1)",
+    "format('{}', time_ms)", "list_transform([time_ms], x -> x * 2)", "hash(time_ms)",
+    "strftime(now(), '%Y')", "epoch_ms(now())", "sum(time_ms) OVER ()", "concat(kernel, 'x')",
+    "to_json(time_ms)", "glob('*')", "query('SELECT 1')", "query_table('run')",
+]
+QUERIES = [
+    "(SELECT count(*) FROM range(1000000000000))", "EXISTS (SELECT 1)",
+    "time_ms + (SELECT 1)", "time_ms IN (SELECT 1)", "(WITH t AS (SELECT 1 AS x) SELECT x FROM t)",
+    "(FROM range(10) SELECT max(range))", "(VALUES (1))", "(TABLE run)",
+]
+# Bounded expressions that give the run's time: must be accepted (correct accepts).
+ALLOWED_TIMES = [
+    "time_ms", "time_ms * 1", "CAST(time_ms AS DOUBLE)", "greatest(time_ms, 0.000001)",
+    "abs(time_ms)", "CASE WHEN time_ms > 0 THEN time_ms ELSE 1 END", "round(time_ms, 9)",
+    "time_ms /* repeat( in a comment */", "coalesce(time_ms, 1)", "nullif(time_ms, -1)",
+    "time_ms::DOUBLE", "try_cast(time_ms AS DOUBLE)", "least(time_ms, 1e9)",
+    "time_ms + 0 * length(kernel)", "sqrt(time_ms * time_ms)", "exp(ln(time_ms))",
+    "if(time_ms > 0, time_ms, 1)", "time_ms + 0 * strlen('repeat(')",
+    "(" * 400 + "time_ms" + ")" * 400,
+]
+# Expressions refused for what they compute (not for the bound): one line each.
+OTHER_WRONG = [
+    "sum(time_ms)", "unnest([time_ms, time_ms])", "'x'", "kernel", "1 / 0", "NULL",
+    "-time_ms", "0 * time_ms", "time_ms +", "1) FROM data; SELECT (1", "nosuch", "*",
+    "time_ms > 1", "[time_ms]", "{'a': time_ms}", "argNo",
+]
+
+
+def _disguised(rng: random.Random, call: str) -> str:
+    """``call`` written another way DuckDB still reads as that call."""
+    name, rest = call.split("(", 1)
+    how = rng.choice(["plain", "upper", "quoted", "comment", "space", "newline", "qualified",
+                      "method", "nested", "in_case"])
+    if how == "upper":
+        return name.upper() + "(" + rest
+    if how == "quoted":
+        return f'"{name}"(' + rest
+    if how == "comment":
+        return f"{name} /* x */ (" + rest
+    if how == "space":
+        return f"{name}  (" + rest
+    if how == "newline":
+        return f"{name}\n(" + rest
+    if how == "qualified":
+        return f"main.{name}(" + rest
+    if how == "method" and "," in rest and not rest.startswith(("'", "(")):
+        first, others = rest.split(",", 1)
+        return f"({first}).{name}(" + others.lstrip()
+    if how == "nested":
+        return f"time_ms + 0 * length(CAST({call} AS VARCHAR))"
+    if how == "in_case":
+        return f"CASE WHEN time_ms > 0 THEN time_ms ELSE {call} END"
+    return call
+
+
+def make_expr(rng: random.Random, directory: Path, index: int, control: bool = False):
+    """(label, mapping, data, expected): a mapping whose [columns] time is an expression over a
+    data file of its own (ingest skips a file it has, so each case's data differs)."""
+    kind = "allowed" if control else rng.choice(
+        ["unbounded"] * 6 + ["query"] * 2 + ["long", "other", "allowed"])
+    if kind == "unbounded":
+        expr = _disguised(rng, rng.choice(UNBOUNDED_CALLS))
+    elif kind == "query":
+        expr = rng.choice(QUERIES)
+    elif kind == "long":
+        expr = "time_ms" + " + 0" * rng.choice([500, 5000, 100_000])
+    elif kind == "other":
+        expr = rng.choice(OTHER_WRONG)
+    else:
+        expr = rng.choice(ALLOWED_TIMES)
+    doc = base_mapping()
+    doc["run"]["experiment"] = "fuzz-expr"
+    doc["columns"]["time"] = {"expr": expr, "unit": "ms"}
+    tag = f"x{index}{'c' if control else ''}"
+    rows = [[f"{tag}-{r[0]}", *r[1:]] for r in (
+        row + [f"{0.3 + i / 100:.2f}", f"in{i:02d}"] for i, row in enumerate(base_rows()))]
+    data = directory / f"expr-{tag}.csv"
+    data.write_text(csv_text(MAPPING_DATA_HEADER, rows))
+    mapping = directory / f"expr-{tag}.toml"
+    mapping.write_text(toml_text(doc))
+    label = f"{kind}:{expr[:60]!r}"
+    return label, mapping, data, "accept" if kind == "allowed" else "refuse"
+
+
+# ---------------------------------------------------------------------------------------------
+# size: files measured against ingest's bound on values (rows x columns) before they are read
+
+SIZE_BOUND = 60  # MAX_CELLS while the size class runs: tiny files on either side of it
+
+
+def make_size(rng: random.Random, directory: Path, index: int):
+    """(label, data, expected): a valid CSV or Parquet file of random rows and extra metric
+    columns, accepted exactly when rows x columns <= SIZE_BOUND."""
+    n_rows = rng.randrange(1, 15)
+    extra = rng.randrange(0, 8)
+    header = HEADER + [f"m{j}" for j in range(extra)]
+    rows = []
+    for r in range(n_rows):
+        rows.append([f"s{index}-{r}", "500", "800", f"{1 + r % 5}", "100",
+                     f"{0.1 + r / 100:.2f}"] + [f"{r + j / 10:.1f}" for j in range(extra)])
+    cells = n_rows * len(header)
+    if rng.random() < 0.5:
+        path = directory / f"size-{index}.csv"
+        path.write_text(csv_text(header, rows, rng.choice(["\n", "\r\n"])))
+    else:
+        path = directory / f"size-{index}.parquet"
+        pq.write_table(pa.table({h: [row[i] if i == 0 else float(row[i]) for row in rows]
+                                 for i, h in enumerate(header)}), path)
+    label = f"{path.suffix[1:]}:{n_rows}x{len(header)}={cells}"
+    return label, path, "accept" if cells <= SIZE_BOUND else "refuse"
+
+
+# ---------------------------------------------------------------------------------------------
 # duckdb: files for --db of the read commands and for merge's source
 
 PLAIN_DATABASES = [
@@ -679,6 +802,10 @@ PLAIN_DATABASES = [
     ["CREATE TABLE metric (run_id TEXT, name TEXT, value DOUBLE)",
      "INSERT INTO metric VALUES ('r', 'm', 'nan'::DOUBLE)"],
 ]
+
+PSTATE = ("CREATE TABLE pstate (gpu_id TEXT NOT NULL REFERENCES gpu (gpu_id), domain TEXT NOT "
+          "NULL CHECK (domain IN ('core', 'mem')), freq_mhz DOUBLE NOT NULL CHECK (freq_mhz > "
+          "0), voltage_v DOUBLE {voltage}, PRIMARY KEY (gpu_id, domain, freq_mhz))")
 
 # SQL run with plain DuckDB on a copy of a real gpudb file: (label, statements, may_succeed
 # for the read commands, may_succeed for merge).
@@ -709,6 +836,17 @@ MUTATIONS = [
                         "ALTER TABLE i2 RENAME TO interval", "ALTER TABLE m2 RENAME TO metric",
                         "CREATE VIEW run AS SELECT rd.* FROM rd, range(1000000000000)"],
      False, False),
+    # issue 31: gpudb's tables defined otherwise than its migrations
+    ("generated_column", ["DROP TABLE pstate", PSTATE.format(
+        voltage="GENERATED ALWAYS AS (freq_mhz / 1000)")], False, False),
+    ("check_changed", ["DROP TABLE pstate", PSTATE.format(voltage="CHECK (voltage_v > -1)")],
+     False, False),
+    ("check_dropped", ["DROP TABLE pstate", PSTATE.format(voltage="")], False, False),
+    ("default_repeat", ["ALTER TABLE experiment ALTER COLUMN description SET DEFAULT "
+                        "repeat('x', 2000000000)"], False, False),
+    ("own_column_default", ["ALTER TABLE kernel ADD COLUMN stamp TEXT DEFAULT 'theirs'"],
+     False, False),
+    ("type_changed", ["ALTER TABLE metric ALTER COLUMN value TYPE TEXT"], False, False),
     *[(f"migration_{what}", ["CREATE TABLE m AS SELECT * REPLACE (CAST(version AS TEXT) AS "
                              "version) FROM gpudb_migration", "DROP TABLE gpudb_migration",
                              "ALTER TABLE m RENAME TO gpudb_migration", change], False, False)
@@ -909,7 +1047,7 @@ class Fuzz:
 
     def record(self, cls: str, index: int, label: str, via: str, outcome: Outcome,
                may_succeed: bool = False, names: tuple[str, ...] = (), changed: str = "",
-               wrote_input: bool = False):
+               wrote_input: bool = False, must_accept: bool = False):
         self.invocations[cls] = self.invocations.get(cls, 0) + 1
         tally = self.outcomes.setdefault(cls, {})
         tally[outcome.status] = tally.get(outcome.status, 0) + 1
@@ -919,6 +1057,8 @@ class Fuzz:
             self.allowed_successes[kind] = self.allowed_successes.get(kind, 0) + 1
         if outcome.status == "accepted" and not may_succeed:
             problem = "accepted a malformed input"
+        elif outcome.status == "refused" and must_accept:
+            problem = "refused a valid input"
         elif outcome.status in ("traceback", "hang", "not_one_line", "control_characters"):
             problem = outcome.status
         elif outcome.status == "refused" and ("\n" in outcome.text or not outcome.text.strip()):
@@ -1054,6 +1194,55 @@ def write_mappings(directory: Path) -> dict[str, Path]:
     return paths
 
 
+def run_bounded_classes(fuzz: Fuzz, inputs: Path, targets: dict[str, Path], wanted) -> None:
+    """The expr and size classes (issue 31), in this process on the api target: a valid case
+    must be accepted and write its runs, any other refused in one line writing nothing."""
+    import gpudb.sources.ingest as ingest_module
+
+    api = gpudb.connect(targets["api"])
+    bound = ingest_module.MAX_CELLS
+    state = db_state(api)
+    try:
+        for cls in ("expr", "size"):
+            start = time.perf_counter()
+            folder = inputs / cls
+            folder.mkdir()
+            ingest_module.MAX_CELLS = SIZE_BOUND if cls == "size" else bound
+            for index in range(COUNTS[cls]):
+                if not wanted(cls, index):
+                    continue
+                rng = rng_for(cls, index)
+                if cls == "expr":
+                    label, mapping, data, expected = make_expr(rng, folder, index)
+                else:
+                    label, data, expected = make_size(rng, folder, index)
+                    mapping = inputs / "tiny.toml"
+                outcome = api_ingest(api, data, mapping)
+                if outcome.status in ("traceback", "hang"):
+                    try:
+                        api.execute("ROLLBACK")
+                    except duckdb.Error:
+                        pass
+                # the state after one case is the next one's before: one count per case
+                before, after = state, db_state(api)
+                state = after
+                fuzz.counts[cls] = fuzz.counts.get(cls, 0) + 1
+                wrote = after != before
+                fuzz.record(cls, index, label, "api", outcome, names=(str(data), str(mapping)),
+                            may_succeed=expected == "accept",
+                            must_accept=expected == "accept",
+                            changed="" if not wrote else f"{before} -> {after}")
+                if expected == "accept" and outcome.status == "accepted" and not wrote:
+                    fuzz.failures.append({"class": cls, "index": index, "label": label,
+                                          "seed": f"{SEED}:{cls}:{index}", "via": "api",
+                                          "problem": "accepted without writing its runs",
+                                          "detail": ""})
+            fuzz.seconds[cls] = round(time.perf_counter() - start, 1)
+    finally:
+        ingest_module.MAX_CELLS = bound
+        api.close()
+
+
 def run_fuzz(tmp: Path, only: set[tuple[str, int]] | None = None) -> Fuzz:
     """Every case (or only those in `only`, without the controls)."""
     def wanted(cls: str, index: int) -> bool:
@@ -1124,6 +1313,8 @@ def run_fuzz(tmp: Path, only: set[tuple[str, int]] | None = None) -> Fuzz:
     finally:
         api.close()
 
+    run_bounded_classes(fuzz, inputs, targets, wanted)
+
     start = time.perf_counter()
     folder = inputs / "duckdb"
     for index in range(COUNTS["duckdb"]):
@@ -1154,7 +1345,7 @@ def run_fuzz(tmp: Path, only: set[tuple[str, int]] | None = None) -> Fuzz:
     return fuzz
 
 
-@pytest.mark.slow  # about a minute and a half on 2 cores
+@pytest.mark.slow  # about two minutes on 2 cores
 def test_fuzz_malformed_inputs_are_refused_in_one_line(tmp_path):
     start = time.perf_counter()
     fuzz = run_fuzz(tmp_path)
@@ -1163,11 +1354,27 @@ def test_fuzz_malformed_inputs_are_refused_in_one_line(tmp_path):
               "allowed_successes": fuzz.allowed_successes,
               "seconds": {**fuzz.seconds, "total": round(time.perf_counter() - start, 1)},
               "failures": fuzz.failures}
+    problems = [f["problem"] for f in fuzz.failures]
+    report["totals"] = {
+        "inputs": report["total"],
+        "invocations": sum(fuzz.invocations.values()),
+        "clean refusals": sum(t.get("refused", 0) for t in fuzz.outcomes.values()),
+        "correct accepts": sum(t.get("accepted", 0) for t in fuzz.outcomes.values())
+        - problems.count("accepted a malformed input"),
+        "wrong accepts": problems.count("accepted a malformed input"),
+        "wrong refusals": problems.count("refused a valid input"),
+        "tracebacks": problems.count("traceback"),
+        "hangs": problems.count("hang"),
+        "partial writes": sum(p.startswith("partial write") for p in problems),
+        "other failures": sum(p not in ("accepted a malformed input", "refused a valid input",
+                                        "traceback", "hang") and not p.startswith("partial write")
+                              for p in problems)}
     (tmp_path / "fuzz_counts.json").write_text(json.dumps(report, indent=1))
     print("\nfuzz:", json.dumps({k: v for k, v in report.items() if k != "failures"}))
+    print("fuzz totals:", json.dumps(report["totals"]))
     for failure in fuzz.failures:
         print("FAIL", json.dumps(failure))
-    assert report["total"] >= 1000
+    assert report["total"] >= 2000
     assert not fuzz.failures, f"{len(fuzz.failures)} failures, first: {fuzz.failures[0]}"
 
 

@@ -291,6 +291,30 @@ def figure_stem(name: str, params: dict) -> str:
     return stem.replace("/", "_")
 
 
+def redraw_command(name: str, params: dict, out: str, width: int) -> str:
+    """The `gpudb plot` command that draws demo figure (name, params) again into ``out``: a
+    -p for each parameter the plot does not default to that value, shell-quoted, wrapped
+    with ``\\`` continuations (the later lines indented 2) into lines of at most ``width``
+    characters where no single token is longer."""
+    import shlex
+
+    from gpudb.present import plots
+
+    defaults = plots.get(name).defaults
+    words = [f"gpudb plot {name}",
+             *(f"-p {k} {shlex.quote(str(v))}" for k, v in params.items()
+               if defaults.get(k) != str(v)),
+             f"--out {shlex.quote(out)}"]
+    lines = [words[0]]
+    for word in words[1:]:
+        room = width - 2 - (2 if len(lines) > 1 else 0)  # ' \\' and the indent
+        if len(lines[-1]) + 1 + len(word) <= room or not lines[-1].strip():
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return " \\\n  ".join(lines)
+
+
 def write_figures(con: duckdb.DuckDBPyConnection, folder: Path,
                   figures: list[tuple[str, dict]]) -> list[Path]:
     """Render ``figures`` as PNGs into ``folder`` (made if missing); returns their paths.

@@ -56,8 +56,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import os
 import re
 import stat
+import threading
 from collections import Counter
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -71,7 +73,15 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from gpudb.sources.mapping import FRACTION_INPUTS, Derived, Mapping, file_kind
+from gpudb.sources.mapping import (
+    FRACTION_INPUTS,
+    GPU_COLUMNS,
+    Derived,
+    Mapping,
+    file_kind,
+    gpu_column_key,
+    names_gpu,
+)
 from gpudb.store.db import GpudbError, atomic, first_row, whoami
 from gpudb.store.runs import (
     ensure_experiment,
@@ -87,6 +97,10 @@ _INT32_MAX = 2**31 - 1
 
 
 _COLUMNS_PER_QUERY = 64  # columns checked per validation query
+# Values (rows x columns) ingest reads from one file: it holds the file's table and its
+# metric rows in memory, about 55 bytes a value (1 M rows x 25 columns of Parquet: 1.34 GB
+# peak), so a file stays under 2 GB.
+MAX_CELLS = 25_000_000
 
 
 class IngestError(GpudbError):
@@ -190,6 +204,7 @@ def read_file(path: Path, mapping: Mapping) -> tuple[pa.Table, np.ndarray | None
     """
     suffix = path.suffix.lower()
     try:
+        _check_size(path, mapping, suffix == ".parquet")
         if suffix == ".parquet":
             if mapping.header is not None or mapping.labels is not None:
                 raise IngestError(f"{path}: [file] header and labels of {mapping.path} "
@@ -216,6 +231,35 @@ def read_file(path: Path, mapping: Mapping) -> tuple[pa.Table, np.ndarray | None
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise IngestError(f"{path}: cannot read as {'Parquet' if suffix == '.parquet' else 'CSV'}:"
                           f" {detail}") from None
+
+
+def _check_size(path: Path, mapping: Mapping, parquet: bool) -> None:
+    """Refuse a file of more than MAX_CELLS values (rows x columns) before reading it: ingest
+    holds a file's table, and its metric rows, in memory, and a Parquet file compresses
+    without bound (6.6 MB held 600 M metric values, 8.3 GB read). The rows of a CSV are its
+    lines (a quoted line break counts twice: an overestimate), counted in blocks."""
+    if parquet:
+        meta = pq.ParquetFile(path).metadata
+        rows, columns = meta.num_rows, meta.num_columns
+    else:
+        lines, last = 0, b""
+        with open(path, "rb") as handle:
+            header = handle.readline(1 << 26)  # the column count (a 64 MB header at most)
+            handle.seek(0)
+            while block := handle.read(1 << 20):
+                lines += block.count(b"\n")
+                last = block
+        lines += bool(last) and not last.endswith(b"\n")
+        if mapping.header is not None:
+            rows, columns = lines, len(mapping.header)
+        else:
+            names = next(csv.reader([header.decode("utf-8-sig", "replace").rstrip("\r\n")]),
+                         [])
+            rows, columns = max(lines - 1, 0), max(len(names), 1)
+    if rows * columns > MAX_CELLS:
+        raise IngestError(f"{path}: {rows:,} rows x {columns:,} columns is more than the "
+                          f"{MAX_CELLS:,} values ingest reads from one file (it holds them "
+                          "in memory): split the file")
 
 
 def _text_columns(names: list[str]) -> pa_csv.ConvertOptions:
@@ -389,6 +433,42 @@ def _check_names(path: Path, mapping: Mapping, names: list[str]) -> None:
                           f"[metrics] ignore of {mapping.path} to leave it out")
 
 
+_INDEX = re.compile(r"\s*\d+\s*")  # a device index (nvidia-smi's 'index'), not a name
+
+
+def _check_file_gpu(path: Path, lines: np.ndarray | None, mapping: Mapping,
+                    raw: pa.Table) -> None:
+    """Where the file says which GPU it measured (the [gpu] column of the mapping, or a
+    column named like gpudb.sources.mapping.GPU_COLUMNS), every value must name the mapping's GPU
+    (gpudb.sources.mapping.names_gpu): a mapping of another GPU would store the file's runs under
+    the wrong gpu_id. A column found by its name whose values are all whole numbers is a device
+    index, not a name, and is left alone."""
+    gpu = mapping.gpu
+    named = gpu.get("column")
+    if named is not None and named not in raw.column_names:
+        raise IngestError(f"{path}: column {named!r} ([gpu] column of {mapping.path}) is "
+                          "missing")
+    for column in raw.column_names:
+        if column != named and (column in mapping.kernel
+                                or gpu_column_key(column) not in GPU_COLUMNS):
+            continue
+        try:
+            text = pc.utf8_trim_whitespace(pc.cast(raw.column(column), pa.string()))
+        except pa.ArrowException:
+            continue  # not text: names nothing
+        values = [v for v in pc.unique(text).to_pylist() if v]
+        if column != named and all(_INDEX.fullmatch(v) for v in values):
+            continue
+        for value in values:
+            if not names_gpu(value, gpu):
+                row = pc.index(text, value).as_py() + 1
+                shown = value if len(value) <= 80 else value[:77] + "..."
+                raise IngestError(
+                    f"{_where(path, lines, row, column)}: the file measured {shown!r}, which "
+                    f"is not the GPU of {mapping.path} ([gpu] {gpu['gpu_id']!r}, "
+                    f"{gpu['name']!r}): use that GPU's mapping, or a [gpu] naming it")
+
+
 def _normalise(path: Path, lines: np.ndarray | None, table: pa.Table, required: set[str]
                ) -> pa.Table:
     """Columns as types the SQL checks handle: numbers (int, float) and text. Dictionaries
@@ -432,6 +512,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
     if raw.num_rows == 0:
         raise IngestError(f"{path}: no data rows")
     _check_names(path, mapping, raw.column_names)
+    _check_file_gpu(path, lines, mapping, raw)
     mapping, full = _computed(path, lines, mapping, raw)
     mapped = mapping.mapped_columns()
     candidates = {c for c in raw.column_names if c not in mapped
@@ -440,8 +521,12 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
                                                   if c in mapped or c in candidates]), mapped)
     sql = {c: f"_c{i}" for i, c in enumerate(table.column_names)}
     positional = table.rename_columns(list(sql.values()))
-    con.register(view, positional.append_column(
-        ROW, pa.array(np.arange(1, table.num_rows + 1, dtype=np.int64))))
+    # The view holds the mapped columns only: every query pays for each column of the table
+    # it reads from, so one over all 10,000 columns of a wide file took seconds; the metric
+    # columns are checked and cast in batches of their own (_count_numbers, _metric_rows).
+    con.register(view, positional.select([sql[c] for c in table.column_names if c in mapped])
+                 .append_column(ROW, pa.array(np.arange(1, table.num_rows + 1,
+                                                        dtype=np.int64))))
 
     numeric = [m.column for m in mapping.measures().values()]
     typed = {f.name for f in table.schema if _is_number_type(f)}
@@ -469,9 +554,15 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
         if not is_required and bad == present and column not in typed:
             continue  # wholly non-numeric: text, not a metric
         if bad:
-            row, value = first_row(con.execute(
-                f"SELECT {ROW}, {sql[column]}::VARCHAR FROM {view} WHERE "
-                f"{_bad_number(sql[column], column in typed)} ORDER BY {ROW} LIMIT 1"))
+            one = f"{view}_bad"
+            con.register(one, pa.table({"v": table.column(column), ROW: pa.array(
+                np.arange(1, table.num_rows + 1, dtype=np.int64))}))
+            try:
+                row, value = first_row(con.execute(
+                    f"SELECT {ROW}, v::VARCHAR FROM {one} WHERE "
+                    f"{_bad_number('v', column in typed)} ORDER BY {ROW} LIMIT 1"))
+            finally:
+                con.unregister(one)
             raise IngestError(f"{_where(path, lines, row, column)}: {value!r} is not a finite "
                               "number")
         if not is_required:
@@ -587,6 +678,57 @@ def _stage_inputs(path: Path, lines: np.ndarray | None, mapping: Mapping, raw: p
     return values, frozenset(as_metric)
 
 
+# Bounds of a mapping expression (issue 31): DuckDB's memory limit and interrupt do not reach
+# inside one scalar function (repeat('x', 2000000000) took 29 s and 3.9 GB to interrupt,
+# list_sum(range(1e8)) 59 s and 7 GB), so what an expression may call is bounded up front:
+# functions whose result grows with the data they are given, not with a number in the
+# expression; no query (a scalar subquery can scan range(1e12)); at most this many
+# characters. The evaluation itself is interrupted after EXPR_TIME_BOUND_S.
+EXPR_MAX_CHARS = 2_000
+EXPR_TIME_BOUND_S = 60.0
+EXPR_FUNCTIONS = frozenset({
+    "abs", "sqrt", "cbrt", "ln", "log", "log2", "log10", "exp", "pow", "power", "round",
+    "floor", "ceil", "ceiling", "trunc", "sign", "mod", "least", "greatest", "coalesce",
+    "nullif", "ifnull", "if", "isnan", "isinf", "isfinite", "sin", "cos", "tan", "length",
+    "strlen", "lower", "upper", "trim", "ltrim", "rtrim", "substr", "substring",
+    "regexp_extract", "regexp_matches", "contains", "starts_with", "ends_with", "strpos",
+    "instr", "split_part", "cast", "try_cast",
+    # aggregates and unnest: refused when evaluated, with the reason (one value per row)
+    "sum", "avg", "mean", "count", "min", "max", "unnest"})
+# Keywords followed by "(" that are no function call: casts and types with parameters.
+_EXPR_TYPE_WORDS = frozenset({"cast", "try_cast", "decimal", "numeric", "varchar", "char"})
+_EXPR_QUERY_WORDS = frozenset({"select", "from", "with", "values", "table", "pivot",
+                               "unpivot", "summarize", "describe", "show"})
+
+
+def expression_problem(sql: str) -> str | None:
+    """Why the mapping expression ``sql`` may not be evaluated (see EXPR_FUNCTIONS), or None.
+    Read from DuckDB's own tokens, so a comment or a string cannot hide a call."""
+    if len(sql) > EXPR_MAX_CHARS:
+        return f"expr is {len(sql):,} characters long; at most {EXPR_MAX_CHARS:,}"
+    try:
+        tokens = [(p, t) for p, t in duckdb.tokenize(sql)]
+    except duckdb.Error as exc:
+        return f"expr is not one SQL expression: {_first_line(exc)}"
+    spans = [(p, tokens[i + 1][0] if i + 1 < len(tokens) else len(sql), t)
+             for i, (p, t) in enumerate(tokens)]
+    words = [(sql[a:b].strip(), t) for a, b, t in spans
+             if t != duckdb.token_type.comment]
+    for i, (text, kind) in enumerate(words):
+        if kind not in (duckdb.token_type.keyword, duckdb.token_type.identifier):
+            continue
+        name = (text[1:-1].replace('""', '"') if text.startswith('"') else text).lower()
+        if kind == duckdb.token_type.keyword and name in _EXPR_QUERY_WORDS:
+            return f"expr holds a query ({text} ...): it must be an expression over the row"
+        calls = i + 1 < len(words) and words[i + 1][0].startswith("(")
+        if not calls or (kind == duckdb.token_type.keyword and name in _EXPR_TYPE_WORDS):
+            continue
+        if name not in EXPR_FUNCTIONS:
+            return (f"expr calls {text}(), which a mapping expression may not (it may call "
+                    f"{', '.join(sorted(EXPR_FUNCTIONS - {'unnest', 'count'}))})")
+    return None
+
+
 _NUMERIC_SQL = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
                 "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE"}
 _MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
@@ -613,9 +755,11 @@ class Expressions:
         self.row = ROW
         while self.row.lower() in lower:
             self.row += "_"
-        self.con = duckdb.connect(":memory:", config={
-            "enable_external_access": False, "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False, "lock_configuration": True})
+        config = {"enable_external_access": False, "autoinstall_known_extensions": False,
+                  "autoload_known_extensions": False, "lock_configuration": True}
+        if os.environ.get("GPUDB_MEMORY_LIMIT"):
+            config["memory_limit"] = os.environ["GPUDB_MEMORY_LIMIT"]
+        self.con = duckdb.connect(":memory:", config=config)
         try:
             self._register(table, usable)
         except BaseException:
@@ -659,6 +803,9 @@ class Expressions:
         if derived.column is not None and derived.column not in self.columns:
             raise IngestError(f"{where}: {what} is not a column of {self.path}"
                               f"{self._why(derived.column)}")
+        problem = expression_problem(derived.expr) if derived.expr is not None else None
+        if problem:
+            raise IngestError(f"{where}: {problem}")
         try:
             rel = self.con.table("data").select(
                 duckdb.SQLExpression(derived.sql).alias("v"),
@@ -672,11 +819,21 @@ class Expressions:
         if kind not in _NUMERIC_SQL and not kind.startswith("DECIMAL"):
             raise IngestError(f"{where}: {what} gives {kind} values over {self.path}, "
                               "not numbers")
+        timer = threading.Timer(EXPR_TIME_BOUND_S, self.con.interrupt)
+        timer.daemon = True
+        timer.start()
         try:
             result = rel.to_arrow_table()
+        except duckdb.InterruptException:
+            if timer.is_alive():
+                raise KeyboardInterrupt from None  # Ctrl-C, not the bound
+            raise IngestError(f"{where}: {what} ran over {EXPR_TIME_BOUND_S:g} s over "
+                              f"{self.path}, the time bound of a mapping expression") from None
         except duckdb.Error as exc:
             raise IngestError(f"{where}: {what} fails on {self.path}: "
                               f"{_first_line(exc)}") from None
+        finally:
+            timer.cancel()
         if result.num_rows != self.rows:
             raise IngestError(f"{where}: expr gives {result.num_rows} rows for the "
                               f"{self.rows} of {self.path}; it must give one value per row")
@@ -888,6 +1045,10 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             raise IngestError(f"suite {suite!r} must be a name (not empty, no NUL character)")
         mapping = replace(mapping, suite=suite)
     paths = [Path(f) for f in files]
+    for derived in [*mapping.measures().values(), *mapping.inputs.values()]:
+        problem = expression_problem(derived.expr) if derived.expr is not None else None
+        if problem:  # before any file is read
+            raise IngestError(f"{mapping.path}: {derived.key}: {problem}")
     exp_name = experiment or mapping.experiment or paths[0].stem
     exp_id = experiment_id(exp_name)
     _check_stored_gpu(con, mapping)
@@ -945,12 +1106,9 @@ def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str,
     ids = con.sql(f"SELECT run_id, {new} AS _new "
                   f"FROM {stage.runs} ORDER BY _row").to_arrow_table()
     text = [c for c in stage.metric_columns if not _is_number_type(stage.table.schema.field(c))]
-    is_text = set(text)  # a set: a file of 10,000 columns asks 10,000 times
-    sql = stage.sql
-    parsed = (con.sql("SELECT " + ", ".join(f"CAST({sql[c]} AS DOUBLE) AS {sql[c]}" for c in text)
-                      + f" FROM {view} ORDER BY {ROW}").to_arrow_table() if text else None)
+    parsed = _parsed(con, stage.table, text, f"{view}_text")
     # integers beyond 2**53 lose their last digits as DOUBLE (metric.value), like in SQL
-    values = [pc.cast(parsed.column(sql[c]) if c in is_text else stage.table.column(c),
+    values = [pc.cast(parsed[c] if c in parsed else stage.table.column(c),
                       pa.float64(), safe=False) for c in stage.metric_columns]
     inputs = [n for n in stage.inputs if n not in stage.inputs_as_metric]
     values += [pa.chunked_array([stage.inputs[n]]) for n in inputs]
@@ -958,12 +1116,42 @@ def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str,
     names = pa.DictionaryArray.from_arrays(
         pa.array(np.repeat(np.arange(count, dtype=np.int32), rows)),
         pa.array([mapping.metric_name(c) for c in stage.metric_columns] + inputs, pa.string()))
+    # run ids dictionary-encoded too, each column one chunk: a chunk per metric column made
+    # DuckDB's insert pay per chunk (10,000 columns of 4 rows: 4 s for 40,000 values)
+    run = pa.array(np.tile(np.arange(rows, dtype=np.int32), count))
     return pa.table({
-        "run_id": pa.chunked_array(ids.column("run_id").chunks * count),
-        "_new": pa.chunked_array(ids.column("_new").chunks * count),
+        "run_id": pa.DictionaryArray.from_arrays(run, ids.column("run_id").combine_chunks()),
+        "_new": ids.column("_new").combine_chunks().take(run),
         "name": names,
-        "value": pa.chunked_array([chunk for v in values for chunk in v.chunks]),
+        "value": pa.concat_arrays([chunk for v in values for chunk in v.chunks]),
     })
+
+
+def _parsed(con: duckdb.DuckDBPyConnection, table: pa.Table, text: list[str], view: str
+            ) -> dict[str, pa.ChunkedArray]:
+    """The text columns ``text`` of ``table`` (validated numbers) as DOUBLE by DuckDB's CAST,
+    in file order: stacked into one column per batch, so a wide file costs one cast of few
+    columns per batch, not a query over all its columns (10,000 columns: 6.4 of the 36 s
+    of an ingest under load)."""
+    parsed: dict[str, pa.ChunkedArray] = {}
+    rows = table.num_rows
+    batch_columns = max(1, 1_000_000 // max(rows, 1))  # about a million values a query
+    for start in range(0, len(text), batch_columns):
+        batch = text[start:start + batch_columns]
+        values = pa.chunked_array([chunk.cast(pa.large_string()) for c in batch
+                                   for chunk in table.column(c).chunks],
+                                  type=pa.large_string())
+        # ordered by position: ingest writes with preserve_insertion_order off
+        con.register(view, pa.table({"v": values, "i": np.arange(len(values), dtype=np.int64)}))
+        try:
+            cast = con.sql(f"SELECT CAST(v AS DOUBLE) AS v FROM {view} ORDER BY i"
+                           ).to_arrow_table()
+        finally:
+            con.unregister(view)
+        column = cast.column("v").combine_chunks()
+        parsed.update({c: pa.chunked_array([column.slice(i * rows, rows)])
+                       for i, c in enumerate(batch)})
+    return parsed
 
 
 def _is_number_type(field: pa.Field) -> bool:

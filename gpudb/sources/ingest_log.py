@@ -19,8 +19,13 @@ A launch becomes a run with ``source = 'sim'``, ``policy = 'fixed'``, in an expe
 ``instructions`` = ``gpu_sim_insn`` (thread instructions); ``energy_j`` = GPUWattch's
 ``gpu_avg_power`` x ``time_ns``. Kernel: ``<suite>/<app>:<kernel_name>:<kernel_launch_uid>``, so
 launch k of a program is one kernel at every setting (the work is the same) and two launches of
-one kernel are two kernels. GPU: ``gpgpusim-<n>sm`` unless named; its P-states are the clocks
-seen. ``run_id`` is the MD5 of the launch as simulated (GPU, kernel, clocks, SM count, cycles,
+one kernel are two kernels. ``<app>`` is the program without the input-size suffix that
+GPGPU-Sim's benchmark scripts append (``gesummv__SIZE1_1`` -> ``gesummv``); the suffix
+(``SIZE1_1``) goes to the kernel's spec (``input_size``) and description. Where it is needed to
+tell inputs apart (logs of one program at two input sizes in one call, or the database holding
+the program at another size or under the suffixed name) the kernel keeps it
+(:func:`app_names`). GPU: ``gpgpusim-<n>sm`` unless named; its P-states are the clocks seen.
+``run_id`` is the MD5 of the launch as simulated (GPU, kernel, clocks, SM count, cycles,
 instructions, power as written), so re-ingesting a log, or a copy of it, adds nothing.
 Periodic statistics (``-gpgpu_runtime_stat``'s "cycles simulated" lines) become intervals,
 cut where GPGPU-Sim printed them (wall-clock driven, not by work: ``interval_instructions`` is
@@ -32,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +65,8 @@ from gpudb.store.runs import (
 
 POWER_REPORT_PATTERNS = ("gpgpusim_power_report__*.log", "accelwattch_power_report*.log")
 NO_REPORT = "none"  # ingest_file.mapping_sha256 of a log ingested without a power report
+# the input-size suffix GPGPU-Sim's benchmark scripts give a program (gesummv__SIZE1_1)
+_SIZE = re.compile(r"(?P<app>.+?)__(?P<size>SIZE\w*)")
 
 
 @dataclass
@@ -74,6 +82,8 @@ class LogReport:
     # counter values read past a 32-bit wrap, and left out (a counter went down: reset)
     counters_unwrapped: int = 0
     counters_left_out: int = 0
+    # the program's input-size suffix kept in its kernel names (see app_names), else None
+    size_kept: str | None = None
 
 
 def find_logs(paths: list[str | Path]) -> list[Path]:
@@ -143,14 +153,62 @@ class _Staged:
     kernels: list[dict]
 
 
+def split_size(app: str) -> tuple[str, str | None]:
+    """(program, input size): ``gesummv__SIZE1_1`` -> (``gesummv``, ``SIZE1_1``); a name
+    without the suffix -> (name, None)."""
+    m = _SIZE.fullmatch(app)
+    return (m["app"], m["size"]) if m else (app, None)
+
+
+def app_names(con: duckdb.DuckDBPyConnection, parsed: list[SimLog], suite: str
+              ) -> dict[str, str]:
+    """The name each log's program gets in kernel ids, by its full name (``log.app``).
+
+    The size suffix is dropped where the program stays unambiguous without it; it is kept
+    for every size of a program that this call has logs of at two or more input sizes, for
+    a program the database holds at another input size (or without a size) under the bare
+    name, and for a program the database already holds under the suffixed name (ingested
+    before the suffix was dropped, so that a new setting joins the same kernel)."""
+    sizes: dict[str, set[str | None]] = {}
+    for log in parsed:
+        app, size = split_size(log.app)
+        sizes.setdefault(app, set()).add(size)
+    names = {}
+    for full in dict.fromkeys(log.app for log in parsed):
+        app, size = split_size(full)
+        if size is None:
+            names[full] = full
+            continue
+        as_full, other = first_row(con.execute(
+            "SELECT coalesce(bool_or(starts_with(kernel_id, $full)), false), "
+            "coalesce(bool_or(starts_with(kernel_id, $bare) AND coalesce(json_extract_string("
+            "spec, '$.input_size'), '') <> $size), false) FROM kernel "
+            "WHERE starts_with(kernel_id, $full) OR starts_with(kernel_id, $bare)",
+            {"full": f"{suite}/{full}:", "bare": f"{suite}/{app}:", "size": size}))
+        names[full] = full if (len(sizes[app]) > 1 or as_full or other) else app
+    return names
+
+
+def size_note(reports: list[LogReport]) -> str | None:
+    """One line naming the programs whose kernels kept their input-size suffix, or None
+    (names from the logs: print it escaped, gpudb.present.output.printable)."""
+    kept = sorted({r.size_kept for r in reports if r.size_kept})
+    if not kept:
+        return None
+    return (f"kept the input-size suffix in the kernel names of {', '.join(kept)}: the "
+            "program has logs (or stored kernels) of other input sizes, or is stored so")
+
+
 def _stage(log: SimLog, power: list[PowerEntry] | None, gpu_id: str,
-           suite: str, exp_id: str, sha: str) -> tuple[list[dict], list[dict], list[dict],
-                                                       list[dict]]:
+           suite: str, exp_id: str, sha: str, app: str) -> tuple[list[dict], list[dict],
+                                                                 list[dict], list[dict]]:
+    """Rows of one log's launches; `app` is the program's name in kernel ids (app_names)."""
     clocks = log.clocks
+    size = split_size(log.app)[1]
     core, mem = clocks.core_mhz, clocks.dram_mhz
     runs, intervals, metrics, kernels = [], [], [], []
     for i, launch in enumerate(log.launches):
-        name = f"{log.app}:{launch.kernel_name}:{launch.uid}"
+        name = f"{app}:{launch.kernel_name}:{launch.uid}"
         kernel_id = f"{suite}/{name}"
         entry = power[i] if power is not None else None
         time_ns = launch.cycles * 1000.0 / core
@@ -168,9 +226,10 @@ def _stage(log: SimLog, power: list[PowerEntry] | None, gpu_id: str,
         kernels.append({
             "kernel_id": kernel_id, "name": name, "suite": suite,
             "description": f"launch {launch.uid} of {launch.kernel_name} in {log.app} "
-                           f"({log.simulator} log)",
+                           + (f"(input size {size}, " if size else "(") + f"{log.simulator} log)",
             "spec": json.dumps({"app": log.app, "kernel_name": launch.kernel_name,
-                                "kernel_launch_uid": launch.uid})})
+                                "kernel_launch_uid": launch.uid,
+                                **({"input_size": size} if size else {})})})
         values = {"gpu_sim_cycle": launch.cycles, "gpu_sim_insn": launch.instructions,
                   "kernel_launch_uid": launch.uid, "clock_core_mhz": clocks.core_mhz,
                   "clock_icnt_mhz": clocks.icnt_mhz, "clock_l2_mhz": clocks.l2_mhz,
@@ -291,6 +350,7 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
     gpus = {log.n_sm for log in parsed}
     if gpu_id is not None and len(gpus) > 1:
         raise LogError(f"--gpu {gpu_id}: the logs simulate GPUs of {sorted(gpus)} SMs")
+    apps = app_names(con, parsed, suite)
     staged: list[_Staged] = []
     seen: dict[str, Path] = {}
     settings: dict[tuple, tuple[str, str]] = {}
@@ -310,8 +370,11 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
                                      else f"same content as {seen[sha]}")
             continue
         seen[sha] = log.path
+        if split_size(apps[log.app])[1]:
+            report.size_kept = split_size(log.app)[0]
         gid = gpu_id or f"gpgpusim-{log.n_sm}sm"
-        runs, intervals, metrics, kernels = _stage(log, entries, gid, suite, exp_id, sha)
+        runs, intervals, metrics, kernels = _stage(log, entries, gid, suite, exp_id, sha,
+                                                   apps[log.app])
         _check_finite(runs, intervals, metrics)
         for run in runs:
             key = (run["gpu_id"], run["kernel_id"], run["core_mhz"], run["mem_mhz"])

@@ -27,6 +27,34 @@ _ERROR_KIND = re.compile(r"^(?:[A-Z][A-Za-z]* )+Error: ")
 _HINTS = ("Did you mean", "Candidate bindings")
 
 
+_BOOTSTRAP = """
+CREATE TABLE IF NOT EXISTS gpudb_migration (
+    version        INTEGER PRIMARY KEY,
+    name           TEXT NOT NULL,
+    applied_at     TIMESTAMPTZ NOT NULL,
+    gpudb_version  TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpudb_meta (
+    key    TEXT PRIMARY KEY,
+    value  TEXT
+);
+"""
+
+
+# New database files being built under a temporary name: {absolute target: temporary path}
+# (gpudb.store.trust.built_aside). gpudb.store.db.connect opens the temporary file wherever
+# the target is named.
+_ASIDE: dict[str, str] = {}
+
+
+def opened_path(target: str) -> str:
+    """The file gpudb.store.db.connect opens for ``target``: the temporary one while a new database
+    is built aside (gpudb.store.trust.built_aside), else ``target`` itself."""
+    if target == MEMORY:
+        return target
+    return _ASIDE.get(os.path.abspath(target), target)
+
+
 def first_row(result: duckdb.DuckDBPyConnection) -> tuple | None:
     """The first row of an executed statement, reading the result to its end: DuckDB 2.0
     refuses other work on a connection while a result is partly fetched."""
@@ -46,6 +74,10 @@ def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection
         stopped = isinstance(exc, KeyboardInterrupt) or interrupted(exc)
         try:
             con.execute("ROLLBACK")
+        except duckdb.ConnectionException:
+            # closed first (a stop unwinding the command closes it before an abandoned
+            # block is finalized): its transaction ended uncommitted with it
+            pass
         except duckdb.Error:
             # Ctrl-C or SIGTERM inside a fetch leaves a result DuckDB will not roll back
             # over; the transaction ends uncommitted when the connection closes

@@ -24,6 +24,7 @@ import os
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +33,7 @@ import duckdb
 
 from gpudb.store import trust, udfs
 from gpudb.store.base import (  # noqa: F401 - the store's names, imported from here too
+    _BOOTSTRAP,
     DEFAULT_DB,
     MEMORY,
     GpudbError,
@@ -41,6 +43,7 @@ from gpudb.store.base import (  # noqa: F401 - the store's names, imported from 
     first_row,
     interrupted,
     migrations,
+    opened_path,
     schema_version,
 )
 from gpudb.store.resources import resource_dir
@@ -48,18 +51,6 @@ from gpudb.store.resources import resource_dir
 _VIEW = re.compile(r"CREATE OR REPLACE VIEW", re.IGNORECASE)
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
-_BOOTSTRAP = """
-CREATE TABLE IF NOT EXISTS gpudb_migration (
-    version        INTEGER PRIMARY KEY,
-    name           TEXT NOT NULL,
-    applied_at     TIMESTAMPTZ NOT NULL,
-    gpudb_version  TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS gpudb_meta (
-    key    TEXT PRIMARY KEY,
-    value  TEXT
-);
-"""
 
 
 class _TimeBound:
@@ -72,8 +63,20 @@ class _TimeBound:
         self.fired = False
         self.doing = "reading the database"
         self.lock = threading.Lock()
-        self.timer = threading.Timer(seconds, self.fire)
+        self.left_s = seconds
+        self.timer: threading.Timer | None = None
+
+    def start(self) -> None:
+        self.started = time.monotonic()
+        self.timer = threading.Timer(self.left_s, self.fire)
         self.timer.daemon = True
+        self.timer.start()
+
+    def stop(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+            self.left_s = max(0.0, self.left_s - (time.monotonic() - self.started))
 
     def fire(self) -> None:
         with self.lock:
@@ -93,7 +96,6 @@ class _TimeBound:
 
 _BOUND: list[_TimeBound] = []
 
-
 @contextmanager
 def time_bound(seconds: float | None) -> Iterator[None]:
     """Within the block, every gpudb connection is interrupted ``seconds`` after the block
@@ -105,12 +107,106 @@ def time_bound(seconds: float | None) -> Iterator[None]:
         return
     bound = _TimeBound(seconds)
     _BOUND.append(bound)
-    bound.timer.start()
+    bound.start()
     try:
         yield
     finally:
-        bound.timer.cancel()
+        bound.stop()
         _BOUND.remove(bound)
+
+
+class _SignalInterrupts:
+    """Ctrl-C (or SIGTERM, SIGHUP where gpudb.store.stop_signals handles them) stops the
+    statement a gpudb connection runs (:func:`interrupt_on_signals`)."""
+
+    def __init__(self):
+        self.connections: list[duckdb.DuckDBPyConnection] = []
+        self.lock = threading.Lock()
+
+    def add(self, con: duckdb.DuckDBPyConnection) -> None:
+        with self.lock:
+            self.connections.append(con)
+
+    def fire(self) -> None:
+        with self.lock:
+            for con in self.connections:
+                try:
+                    con.interrupt()
+                except Exception:  # noqa: BLE001 - closed meanwhile: nothing to stop
+                    pass
+
+
+_SIGNAL_WATCHERS: list[_SignalInterrupts] = []
+
+
+@contextmanager
+def interrupt_on_signals() -> Iterator[None]:
+    """Within the block, Ctrl-C interrupts the statement every gpudb connection opened in it
+    is running, from a thread of its own: a long query otherwise runs on with the main
+    thread blocked in DuckDB, where Python's own handler cannot run until it returns, so
+    Ctrl-C did nothing for as long (seen: a 1e11-row query on a database with runs). The
+    KeyboardInterrupt is raised as usual once the main thread runs again. Python's signal
+    handlers write the signal's number to a wakeup fd even while the main thread is blocked;
+    a thread reading it interrupts the connections (as :func:`time_bound` does at its
+    deadline). Main thread only; SIGTERM and SIGHUP count where a Python handler turned them
+    into Ctrl-C (gpudb.store.stop_signals), ignored signals write nothing."""
+    import signal
+    import socket as sockets
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stops = {int(signal.SIGINT)} | {int(getattr(signal, n)) for n in ("SIGTERM", "SIGHUP")
+                                    if hasattr(signal, n)}
+    reader, writer = sockets.socketpair()
+    writer.setblocking(False)
+    try:
+        previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    except ValueError:  # not the main thread of the main interpreter
+        reader.close()
+        writer.close()
+        yield
+        return
+    watcher = _SignalInterrupts()
+    _SIGNAL_WATCHERS.append(watcher)
+
+    def watch() -> None:
+        while True:
+            try:
+                got = reader.recv(64)
+            except OSError:
+                return
+            if not got:
+                return
+            if stops.intersection(got):
+                watcher.fire()
+
+    thread = threading.Thread(target=watch, name="gpudb-signal-interrupts", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        _SIGNAL_WATCHERS.remove(watcher)
+        writer.close()  # the reader sees the end and the thread returns
+        thread.join(timeout=5)
+        reader.close()
+
+
+@contextmanager
+def unbounded() -> Iterator[None]:
+    """Within the block the time bound (:func:`time_bound`) is paused, the time left kept:
+    for gpudb's own simulation inside a reading command (evaluate's sweep of a missing
+    suite, its closed-loop runs), whose length the file does not decide."""
+    paused = [bound for bound in _BOUND if bound.timer is not None and not bound.fired]
+    for bound in paused:
+        bound.stop()
+    try:
+        yield
+    finally:
+        for bound in paused:
+            if not bound.fired:
+                bound.start()
 
 
 def doing(what: str) -> None:
@@ -360,17 +456,20 @@ def connect(path: str | os.PathLike | None = None,
     """
     from gpudb import __version__
     target = str(path) if path is not None else default_path()
+    opened = opened_path(target)  # messages name the target, never a temporary file
     trust.refuse_non_database(target)
-    if target != MEMORY and read_only and not Path(target).exists():
+    if target != MEMORY and read_only and not Path(opened).exists():
         raise GpudbError(f"no database at {target} (create it with `gpudb init`)")
-    created = target != MEMORY and not os.path.lexists(target)
+    created = target != MEMORY and not os.path.lexists(opened)
     try:
-        con = duckdb.connect(target, read_only=read_only, config=connection_config())
+        con = duckdb.connect(opened, read_only=read_only, config=connection_config())
     except duckdb.Error as exc:
+        if opened != target:  # DuckDB's message names the temporary file: name the target
+            exc = type(exc)(str(exc).replace(opened, target))
         raise _open_error(target, exc) from None
     if created:
-        trust.note_created(target)
-    for bound in _BOUND:
+        trust.note_created(opened)
+    for bound in [*_BOUND, *_SIGNAL_WATCHERS]:
         bound.add(con)
     try:
         # gpudb commands draw their own progress bars; DuckDB's would garble their output.
@@ -384,6 +483,8 @@ def connect(path: str | os.PathLike | None = None,
             trust.refuse_foreign_duckdb(con, target)
         writer = _meta(con, "gpudb_version") if applied is not None else None
         pending = _check_version(target, applied, known, writer, read_only)
+        if applied:  # before anything is written to the file
+            trust.refuse_altered_tables(con, target, applied)
         udfs.register(con)
         if not read_only:
             con.execute(_BOOTSTRAP)
@@ -395,7 +496,7 @@ def connect(path: str | os.PathLike | None = None,
     except BaseException:
         con.close()
         if created:
-            trust.remove_created(target)
+            trust.remove_created(opened)
         raise
     return con
 

@@ -16,7 +16,14 @@ from duckdb_engine import ConnectionWrapper
 from sqlalchemy import event
 
 from gpudb.store import udfs
-from gpudb.store.db import _open_error, connect, connection_config, default_path, own_views
+from gpudb.store.db import (
+    _open_error,
+    connect,
+    connection_config,
+    default_path,
+    opened_path,
+    own_views,
+)
 
 
 def _register_udfs(dbapi_connection, _record) -> None:
@@ -35,7 +42,7 @@ def engine(path: str | os.PathLike | None = None, read_only: bool = False) -> sq
         # database instance per file and process and refuses a second configuration, so
         # gpudb.connect and this engine could not be open on one file together.
         try:
-            return ConnectionWrapper(duckdb.connect(target, read_only=read_only,
+            return ConnectionWrapper(duckdb.connect(opened_path(target), read_only=read_only,
                                                     config=connection_config()))
         except duckdb.Error as exc:
             raise _open_error(target, exc) from None

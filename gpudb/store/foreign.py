@@ -65,8 +65,9 @@ def _shipped() -> dict[str, set]:
 
 def foreign_objects(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """The database's own objects that gpudb does not ship, as (kind, name) in name order:
-    views, macros, tables, schemas, sequences, types and indexes, extra columns of gpudb's
-    tables, and columns whose default differs from gpudb's. `gpudb info` lists them, so a user
+    views, macros, tables, schemas, sequences, types and indexes, and extra columns of gpudb's
+    tables (without a default: any other change to gpudb's tables is refused on open).
+    `gpudb info` lists them, so a user
     sees what a teammate's file carries beyond gpudb's data (none of it can touch files: every
     connection is locked down, and names that would replace gpudb's are refused on open)."""
     from gpudb.store.materialize import TABLE as MATERIALIZED
@@ -79,13 +80,9 @@ def foreign_objects(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
             continue
         extra = names - shipped.get(kind, set()) - ({MATERIALIZED} if kind == "table" else set())
         found += [(kind, name) for name in extra]
+    # a default differing from gpudb's is refused on open (trust.refuse_altered_tables)
     gpudb_tables = shipped["table"]
-    defaults = {(t, c): d for t, c, d in shipped["column"]}
-    for table, column, default in here["column"]:
-        if table not in gpudb_tables:
-            continue
-        if (table, column) not in defaults:
-            found.append(("column", f"{table}.{column}"))
-        elif defaults[(table, column)] != default:
-            found.append(("column default", f"{table}.{column} = {default}"))
+    columns = {(t, c) for t, c, _ in shipped["column"]}
+    found += [("column", f"{table}.{column}") for table, column, _ in here["column"]
+              if table in gpudb_tables and (table, column) not in columns]
     return sorted(found, key=lambda item: (item[1], item[0]))

@@ -22,7 +22,15 @@ from pathlib import Path
 
 import duckdb
 
-from gpudb.store.base import MEMORY, GpudbError, default_path, first_row, migrations
+from gpudb.store import base
+from gpudb.store.base import (
+    _BOOTSTRAP,
+    MEMORY,
+    GpudbError,
+    default_path,
+    first_row,
+    migrations,
+)
 
 # The settings gpudb's own code changes on a connection (progress bar off, ingest's insertion
 # order, bench's threads): the only ones lock_configuration leaves settable.
@@ -186,6 +194,129 @@ def no_new_file_on_error(path: str | os.PathLike | None,
         raise
 
 
+# The temporary name of a new database being built aside: ".NAME.gpudb-new.HOST.PID" beside it.
+_ASIDE_MARK = ".gpudb-new."
+
+
+def _aside_prefix(target: str) -> str:
+    """``.NAME.gpudb-new.HOST.`` beside ``target``, to which a process adds its id."""
+    import socket
+
+    folder, name = os.path.split(os.path.abspath(target))
+    host = "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname())
+    return os.path.join(folder, f".{name}{_ASIDE_MARK}{host}.")
+
+
+def remove_stale_aside(target: str) -> list[str]:
+    """Remove what a killed run left of building ``target`` aside (its temporary database,
+    WAL and DuckDB's spill folder): only names of this host whose process no longer runs, so
+    a run still going (here or on another host sharing the folder) is never touched. Returns
+    the paths removed. A stale temporary file is never opened as the target: each run builds
+    under its own process id."""
+    import glob
+    import shutil
+
+    prefix = _aside_prefix(target)
+    removed = []
+    for path in glob.glob(glob.escape(prefix) + "*"):
+        pid_text = path[len(prefix):].split(".", 1)[0]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+            continue  # that process still runs: its file
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+            removed.append(path)
+        except OSError:
+            pass
+    return removed
+
+
+@contextmanager
+def built_aside(path: str | os.PathLike | None) -> Iterator[None]:
+    """Around a command that writes all or nothing: a database file that does not exist yet
+    is built under a temporary name beside it (``.NAME.gpudb-new.HOST.PID``; every
+    :func:`connect` of the block opens that) and put in place by a hard link, which is
+    atomic and never replaces a file created meanwhile, only when the command succeeds. So
+    nothing at all, not even an empty database, appears at the path when the command fails
+    or is killed, kill -9 included (issue 31). What a killed run left is removed by the next
+    run on the same path (:func:`remove_stale_aside`). An existing file is written in place
+    (its transaction keeps it all or nothing)."""
+    import gc
+
+    target = str(path) if path is not None else default_path()
+    if target == MEMORY or not target.strip() or os.path.lexists(target):
+        yield
+        return
+    key = os.path.abspath(target)
+    remove_stale_aside(target)
+    aside = _aside_prefix(target) + str(os.getpid())
+    base._ASIDE[key] = aside
+    succeeded = False
+    try:
+        yield
+        succeeded = True
+    except BaseException as exc:
+        # click ends a successful command with Exit(0) raised through its context; a closed
+        # output pipe (`gpudb ingest ... | head -0`) comes after the work was committed
+        succeeded = (isinstance(exc, SystemExit) and exc.code in (0, None)) or (
+            type(exc).__name__ == "Exit" and getattr(exc, "exit_code", 1) == 0) or (
+            isinstance(exc, BrokenPipeError))
+        raise
+    finally:
+        del base._ASIDE[key]
+        gc.collect()  # a connection the command left unreferenced closes (and checkpoints)
+        try:
+            if succeeded and os.path.exists(aside):
+                _put_in_place(aside, target)
+        finally:
+            _CREATED.pop(aside, None)
+            _remove_aside(aside)
+
+
+def _put_in_place(aside: str, target: str) -> None:
+    """Link the finished database to the target's name (a WAL still beside it after: a
+    connection left open; the database file alone is consistent at its last checkpoint)."""
+    move = os.link
+    try:
+        os.link(aside, target)
+    except FileExistsError:
+        raise GpudbError(f"{target} was created by another process meanwhile; this "
+                         "command's database was not put in its place") from None
+    except OSError as exc:
+        if os.path.lexists(target):
+            raise GpudbError(f"cannot put the new database at {target}: "
+                             f"{exc.strerror or exc}") from None
+        move = os.rename  # a file system without hard links
+        os.rename(aside, target)
+    if os.path.exists(aside + ".wal"):
+        try:
+            move(aside + ".wal", target + ".wal")
+        except FileExistsError:
+            raise GpudbError(f"{target}.wal, a WAL without its database, was in the way of "
+                             "the new database's: its last statements are not in "
+                             f"{target}") from None
+
+
+def _remove_aside(aside: str) -> None:
+    import shutil
+
+    for name in (aside, aside + ".wal"):
+        try:
+            os.unlink(name)
+        except FileNotFoundError:
+            pass
+    shutil.rmtree(aside + ".tmp", ignore_errors=True)
+
+
 def file_kind(mode: int) -> str:
     """What a non-regular file is, for error messages."""
     for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
@@ -307,6 +438,92 @@ def refuse_views_for_tables(con: duckdb.DuckDBPyConnection, target: str) -> None
         if schema == "main" and name.lower() in tables:
             raise GpudbError(f"{target} holds a view {name!r} where gpudb keeps its table "
                              f"{name}: not gpudb's data; refusing to use it")
+
+
+def _definitions(con: duckdb.DuckDBPyConnection, database: str, only: set | None = None
+                 ) -> dict[str, dict]:
+    """Each main-schema table's definition as DuckDB keeps it: {table (lower-cased):
+    {"columns": {column: (type, default, generation expression or None)}, "constraints":
+    sorted [(kind, text)]}}, for the tables in ``only`` (lower-cased names; None: all)."""
+    found: dict[str, dict] = {}
+    for table, column, kind, default, generated, expression in con.execute(
+            "SELECT table_name, column_name, data_type, column_default, is_generated, "
+            "generation_expression FROM system.main.duckdb_columns() "
+            "WHERE database_name = ? AND schema_name = 'main' AND NOT internal "
+            "ORDER BY table_name, column_index", [database]).fetchall():
+        if only is None or table.lower() in only:
+            entry = found.setdefault(table.lower(), {"columns": {}, "constraints": []})
+            entry["columns"][column] = (kind, default, expression if generated else None)
+    for table, kind, text in con.execute(
+            "SELECT table_name, constraint_type, constraint_text "
+            "FROM system.main.duckdb_constraints() "
+            "WHERE database_name = ? AND schema_name = 'main'", [database]).fetchall():
+        if table.lower() in found:
+            found[table.lower()]["constraints"].append((kind, text))
+    for entry in found.values():
+        entry["constraints"].sort()
+    return found
+
+
+@cache
+def _definitions_at(versions: tuple[int, ...]) -> dict[str, dict]:
+    """gpudb's tables as its migrations ``versions`` define them (a scratch database)."""
+    scratch = duckdb.connect(config=dict(locked_down()))
+    try:
+        scratch.execute(_BOOTSTRAP)
+        for migration in migrations():
+            if migration.version in versions:
+                scratch.execute(migration.sql)
+        return _definitions(scratch, file_catalog(scratch))
+    finally:
+        scratch.close()
+
+
+# gpudb's bookkeeping tables: files of early gpudb versions (and tests' hand-made old files)
+# hold them with other constraints; gpudb reads them through its own checks
+# (db.migration_versions), so only generated columns are refused there.
+_BOOKKEEPING = ("gpudb_migration", "gpudb_meta")
+
+
+def refuse_altered_tables(con: duckdb.DuckDBPyConnection, target: str,
+                          applied: list[int]) -> None:
+    """Refuse a file whose gpudb tables are not defined as gpudb's migrations (those it has
+    applied) define them: a generated column computes what gpudb reads as data, and a column
+    default, CHECK or other constraint of the file's own runs on gpudb's inserts (a default
+    like ``repeat('x', 2000000000)`` fills memory on every row). Columns the file added
+    without a default or constraint are only listed by `gpudb info`. Only the catalog is
+    read."""
+    shipped = _definitions_at(tuple(sorted(applied)))
+    here = _definitions(con, file_catalog(con), set(shipped))
+
+    def refuse(what: str) -> GpudbError:
+        return GpudbError(f"{target}: {what}, not as gpudb's migrations define it; refusing "
+                          "to use the file")
+
+    for table, entry in sorted(here.items()):
+        own = shipped[table]
+        for column, (kind, default, generated) in entry["columns"].items():
+            if generated is not None:
+                raise refuse(f"column {table}.{column} is generated (AS {generated})")
+            if table in _BOOKKEEPING:
+                continue
+            if column not in own["columns"]:
+                if default is not None:
+                    raise refuse(f"its own column {table}.{column} has a default ({default})")
+                continue
+            own_kind, own_default, _ = own["columns"][column]
+            if kind != own_kind:
+                raise refuse(f"column {table}.{column} is {kind} where gpudb's is {own_kind}")
+            if default != own_default:
+                raise refuse(f"column {table}.{column} has the default {default} where "
+                             f"gpudb's has {own_default or 'none'}")
+        if table not in _BOOKKEEPING and entry["constraints"] != own["constraints"]:
+            theirs = sorted(set(entry["constraints"]) - set(own["constraints"]))
+            ours = sorted(set(own["constraints"]) - set(entry["constraints"]))
+            if theirs:
+                raise refuse(f"table {table} has the constraint {theirs[0][1]} of its own")
+            raise refuse(f"table {table} lacks gpudb's constraint "
+                         f"{ours[0][1] if ours else '(a repeated one)'}")
 
 
 def _is_udf(name: str) -> bool:

@@ -59,7 +59,11 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from gpudb.predictors.wangchu_model import GTX980_PUBLISHED, Calibration, dm_del_from_streaming
+from gpudb.predictors.wangchu_model import (
+    GTX980_PUBLISHED,
+    Calibration,
+    dm_del_from_streaming,
+)
 from gpudb.store.db import GpudbError, atomic, connect, first_row
 
 if TYPE_CHECKING:

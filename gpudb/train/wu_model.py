@@ -32,7 +32,13 @@ from datetime import datetime, timezone
 import duckdb
 
 from gpudb.store.db import GpudbError
-from gpudb.train.wu_clusters import KMEANS_INITS, MLP_ALPHA, MLP_MAX_ITER, _fit, _sklearn
+from gpudb.train.wu_clusters import (
+    KMEANS_INITS,
+    MLP_ALPHA,
+    MLP_MAX_ITER,
+    _fit,
+    _sklearn,
+)
 from gpudb.train.wu_data import (  # noqa: F401 - SIM_FEATURES, parse_base: this module's too
     SIM_FEATURES,
     _base_features,

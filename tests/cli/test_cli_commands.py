@@ -433,9 +433,15 @@ def test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables(tmp_path,
     assert [f.name for f in figures] == sorted(
         ["error_by_target.png", "mape_by_kernel.png", "savings_summary_guarded.png",
          f"clock_trace_{KERNELS[0].replace('/', '_')}.png"])
+    lines = second.output.splitlines()
     for figure in figures:
         assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert f"  {figure}" in second.output.splitlines()
+        assert f"  {figure}" in lines
+        # under it the command that draws it again (test_demo_report.py runs them)
+        at = lines.index(f"  {figure}")
+        assert lines[at + 1].startswith("    gpudb plot ")
+        assert f"--out {figure.name}" in " ".join(lines[at + 1:at + 3])
+    assert "    gpudb plot error_by_target -p gpu_id gtx480 -p suite " in second.output
     assert 'README.md, "Where gpudb differs from the papers"' in " ".join(
         second.output.split())
     # the commands it suggests next are for this suite and its kernels

@@ -255,3 +255,42 @@ def test_report_cuts_name_their_query_and_empty_tables_are_one_line(summary_page
     assert re.search(r"<li>wu_error_by_base: (no rows in this database|left out, its \d+ rows "
                      r"have no value in any % column)", tables)
     assert "gpudb query</code>" not in page      # every cut names its query
+
+
+def test_the_demo_s_redraw_commands_draw_its_figures_again(query_db, tmp_path):
+    """Issue 30: the demo prints, under each figure, the `gpudb plot` command that draws it
+    again; run as printed (continuations joined) it writes the same PNG, byte for byte, and
+    no line is wider than the demo's 100 columns (4 of indent)."""
+    import shlex
+
+    from click.testing import CliRunner
+
+    import gpudb
+    from gpudb.cli import cli
+    from gpudb.present.demo import (
+        demo_figures,
+        figure_stem,
+        redraw_command,
+        write_figures,
+    )
+
+    figures = demo_figures("gtx480", "tiny", "tiny/alu")
+    # query_db's closed-loop run is crisp's (the demo's is crisp_gpudb's)
+    figures[-1] = ("clock_trace", {**figures[-1][1], "predictor": "crisp"})
+    con = gpudb.connect(query_db, read_only=True)
+    try:
+        written = write_figures(con, tmp_path / "demo", figures)
+    finally:
+        con.close()
+    again = tmp_path / "again"
+    again.mkdir()
+    for path, (name, params) in zip(written, figures, strict=True):
+        command = redraw_command(name, params, path.name, 96)
+        assert all(len(line) <= 96 for line in command.splitlines()), command
+        argv = shlex.split(command.replace(" \\\n", " "))
+        assert argv[:3] == ["gpudb", "plot", name] and argv[-2:] == ["--out", path.name]
+        assert path.name == f"{figure_stem(name, params)}.png"
+        result = CliRunner().invoke(cli, ["--db", str(query_db), *argv[1:-1],
+                                          str(again / path.name)])
+        assert result.exit_code == 0, result.output
+        assert (again / path.name).read_bytes() == path.read_bytes(), name

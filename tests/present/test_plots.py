@@ -306,12 +306,52 @@ def test_robust_limits_cut_an_outlier_and_mark_it_with_its_value():
     ax = Figure().subplots()
     ax.set_ylim(*robust_limits(values))
     assert mark_clipped(ax, [0, 1, 2, 3, 4], values) == [(4, 550.0)]
-    assert [t.get_text() for t in ax.texts] == ["550"]
+    assert [t.get_text() for t in _edge_texts(ax)] == ["550"]
     # two values beyond at one place: one mark, the count and the farthest
     ax = Figure().subplots()
     ax.set_ylim(0, 10)
     assert len(mark_clipped(ax, [0, 0, 1], [-40.0, -90.0, 5.0])) == 2
-    assert [t.get_text() for t in ax.texts] == ["2: -90"]
+    assert [t.get_text() for t in _edge_texts(ax)] == ["2: -90"]
+
+
+def _edge_texts(ax):
+    """The cut-value labels of `ax` as drawn (they are laid out when the figure is drawn)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(ax.figure)
+    canvas.draw()
+    return ax._gpudb_edge_labels._texts(canvas.get_renderer())
+
+
+@pytest.mark.parametrize("spacing, count, texts", [
+    (1.0, 3, ["-100", "-101", "-102"]),     # apart: each at its bar
+    (0.05, 3, ["-100", "-101", "-102"]),    # neighbours: staggered, each value kept
+    (0.01, 11, ["11: -110"]),               # a tight run: one label, count and farthest
+])
+def test_cut_value_labels_never_overlap(spacing, count, texts):
+    """Issue 30: adjacent bars cut at the axis wrote their values over each other (four in
+    savings_summary's cache group, up to eleven in mape_by_kernel). Drawn as the figure is,
+    no two labels' boxes overlap, and each series' call adds to one layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from gpudb.present.plots.common import mark_clipped
+
+    figure = Figure(figsize=(6, 3), layout="constrained")
+    ax = figure.subplots()
+    ax.set_xlim(-0.5, 1.5)
+    ax.set_ylim(-10, 10)
+    for i in range(count):  # one series per bar, as grouped bars call it
+        assert mark_clipped(ax, [i * spacing], [-100.0 - i]) == [(i * spacing, -100.0 - i)]
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    drawn = ax._gpudb_edge_labels._texts(renderer)
+    assert sorted(t.get_text() for t in drawn) == texts
+    boxes = [t.get_window_extent(renderer) for t in drawn]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), (a, b)
 
 
 def _hand_made_savings(guard):
@@ -333,7 +373,11 @@ def _hand_made_savings(guard):
 def test_savings_title_names_the_guard_and_the_axis_keeps_the_papers_markers(guard, words):
     from matplotlib.figure import Figure
 
-    from gpudb.present.plots.savings import PAPER_000_SAVING_PCT, draw_savings, savings_data
+    from gpudb.present.plots.savings import (
+        PAPER_000_SAVING_PCT,
+        draw_savings,
+        savings_data,
+    )
 
     data = savings_data(_hand_made_savings(guard),
                         {"guard": guard, "scope": "chip", "objective": "edp"})
@@ -349,7 +393,7 @@ def test_savings_title_names_the_guard_and_the_axis_keeps_the_papers_markers(gua
     high = max(13.0, 6.0, *paper)
     assert ax.get_ylim() == pytest.approx((-0.08 * high, 1.08 * high))
     assert all(ax.get_ylim()[0] <= v <= ax.get_ylim()[1] for v in paper)
-    assert [t.get_text() for t in ax.texts] == ["-550"]
+    assert [t.get_text() for t in _edge_texts(ax)] == ["-550"]
     assert title.endswith("1 savings beyond it, a triangle at the edge with the farthest value")
 
 
@@ -409,5 +453,5 @@ def test_fraction_axis_cuts_losses_beyond_the_whole_potential_at_minus_one():
     top = figure.axes[0]
     # lead's -4.8 is cut at -1: the axis spans -1..1 padded by 8% of 2
     assert top.get_ylim() == pytest.approx((-1.16, 1.16))
-    assert [t.get_text() for t in top.texts] == ["-4.80"]
+    assert [t.get_text() for t in _edge_texts(top)] == ["-4.80"]
     assert "by the papers' controllers, unguarded (-p guard paper)" in top.get_title()

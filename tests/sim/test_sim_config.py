@@ -4,7 +4,14 @@ import re
 
 import pytest
 
-from sim.config import ConfigError, available, fixture_dir, kernel_from_table, load_gpu, load_suite
+from sim.config import (
+    ConfigError,
+    available,
+    fixture_dir,
+    kernel_from_table,
+    load_gpu,
+    load_suite,
+)
 from sim.model import DEFAULT_INTERVAL_INSTRUCTIONS
 
 

@@ -536,3 +536,117 @@ def test_a_thousand_columns_ingest_in_bounded_memory(tmp_path):
             (columns, sum(i * 0.5 + k for i in range(columns) for k in range(4)))]
     finally:
         con.close()
+
+
+def _v100_saying(tmp_path: Path, column: str, board: str) -> Path:
+    """The published V100 profile (200 rows) with a column naming the GPU it was measured on
+    appended, as nvidia-smi or a logging script writes it (the published file has none)."""
+    lines = real_file("v100-dvfs-real-profile.csv").read_text().splitlines()
+    data = tmp_path / "v100-saying.csv"
+    data.write_text("\n".join([f"{lines[0]},{column}", *(f"{x},{board}" for x in lines[1:])])
+                    + "\n")
+    return data
+
+
+@pytest.mark.parametrize("column, board, gpu_id", [
+    ("gpu_name", "GeForce RTX 2070 SUPER", None),  # another GPU: refused
+    ("GPU Name", "Tesla V100-PCIE-32GB", "v100"),  # the V100, as nvidia-smi names it
+    ("gpu", "0", "v100"),                           # a device index names no GPU: left alone
+])
+def test_a_mapping_gpu_contradicting_the_file_s_own_gpu_is_refused(fresh_db, tmp_path, column,
+                                                                   board, gpu_id):
+    """Issue 30: the v100 mapping ingested a file of another GPU silently as `v100`. Where
+    the file names its GPU, the mapping's [gpu] must name the same one: one line, nothing
+    written."""
+    data = _v100_saying(tmp_path, column, board)
+    before = row_counts(fresh_db)
+    result = CliRunner().invoke(cli, ["--db", str(fresh_db), "ingest", str(data), "--mapping",
+                                      str(MAPPINGS / "v100-profile.toml")])
+    if gpu_id is None:
+        assert result.exit_code == 1
+        assert result.output.splitlines() == [
+            f"Error: {data}: row 1 (line 2), column 'gpu_name': the file measured 'GeForce RTX "
+            f"2070 SUPER', which is not the GPU of {MAPPINGS / 'v100-profile.toml'} ([gpu] "
+            "'v100', 'Tesla V100'): use that GPU's mapping, or a [gpu] naming it"]
+        assert row_counts(fresh_db) == before
+        return
+    assert result.exit_code == 0, result.output
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        assert con.execute("SELECT gpu_id, count(*) FROM run GROUP BY ALL").fetchall() == [
+            (gpu_id, 200)]
+    finally:
+        con.close()
+
+
+def test_the_mapping_names_the_column_that_names_the_gpu(tmp_path, fresh_db):
+    """[gpu] column names a column of any name; one row of another GPU (row 3) is enough."""
+    data = tmp_path / "boards.csv"
+    rows = TINY_CSV.strip().splitlines()
+    boards = ["board", *["Tiny Test GPU rev 2"] * (len(rows) - 1)]
+    boards[3] = "Huge GPU"
+    data.write_text("\n".join(f"{r},{b}" for r, b in zip(rows, boards, strict=True)) + "\n")
+    mapping = tmp_path / "board.toml"
+    mapping.write_text(TINY_MAPPING.replace("n_sm = 2", 'n_sm = 2\ncolumn = "board"', 1))
+    assert 'column = "board"' in mapping.read_text()
+    _refused(fresh_db, [data], mapping, re.escape(
+        f"{data}: row 3 (line 4), column 'board': the file measured 'Huge GPU', which is not "
+        f"the GPU of {mapping} ([gpu] 'tiny', 'tiny test GPU')"))
+    data.write_text(data.read_text().replace("Huge GPU", "tiny test gpu"))
+    other = tmp_path / "other.toml"
+    other.write_text(TINY_MAPPING.replace("n_sm = 2", 'n_sm = 2\ncolumn = "gpu"', 1))
+    _refused(fresh_db, [data], other, re.escape(
+        f"{data}: column 'gpu' ([gpu] column of {other}) is missing"))
+    [report] = _ingest(fresh_db, [data], mapping)
+    assert report.runs_added == len(rows) - 1
+
+
+def test_a_parquet_file_of_more_values_than_ingest_holds_is_refused_before_it_is_read(
+        tmp_path, fresh_db):
+    """Issue 31: ingest reads a file whole, and Parquet compresses without bound (a 7 MB
+    file of 600 M metric values reached 8.3 GB). A file of more than MAX_CELLS values (rows
+    x columns, from the Parquet footer) is refused in one line before it is read."""
+    import time
+
+    import numpy as np
+
+    from gpudb.sources.ingest import MAX_CELLS
+
+    rows = MAX_CELLS // 5 + 1  # 5 columns: one row over the bound
+    path = tmp_path / "huge.parquet"
+    pq.write_table(pa.table({"kernel": pa.array(["k"], pa.string()).take(
+                                 pa.array(np.zeros(rows, np.int32))),
+                             "core_mhz": np.full(rows, 500.0), "mem_mhz": np.full(rows, 800.0),
+                             "time_ms": np.full(rows, 1.0), "power_w": np.full(rows, 100.0)}),
+                   path, compression="zstd")
+    mapping = tmp_path / "m.toml"
+    mapping.write_text(TINY_MAPPING)
+    started = time.perf_counter()
+    result = CliRunner().invoke(cli, ["--db", str(fresh_db), "ingest", str(path), "--mapping",
+                                      str(mapping)])
+    assert result.exit_code == 1 and result.output == (
+        f"Error: {path}: {rows:,} rows x 5 columns is more than the {MAX_CELLS:,} values "
+        "ingest reads from one file (it holds them in memory): split the file\n")
+    assert time.perf_counter() - started < 10
+    assert all(n == 0 for t, n in row_counts(fresh_db).items() if t in ("run", "metric"))
+
+
+def test_a_csv_file_is_measured_by_its_lines_before_it_is_read(tmp_path, fresh_db,
+                                                                monkeypatch):
+    """The CSV bound counts lines (a header and 8 rows of 6 columns: 48 values)."""
+    import gpudb.sources.ingest as ingest_module
+
+    csv_path, mapping = tmp_path / "tiny.csv", tmp_path / "tiny.toml"
+    csv_path.write_text(TINY_CSV)
+    mapping.write_text(TINY_MAPPING)
+    monkeypatch.setattr(ingest_module, "MAX_CELLS", 47)
+    con = gpudb.connect(fresh_db)
+    try:
+        with pytest.raises(IngestError, match=r"tiny\.csv: 8 rows x 6 columns is more than the "
+                                              r"47 values ingest reads from one file"):
+            ingest(con, [csv_path], load_mapping(mapping))
+        monkeypatch.setattr(ingest_module, "MAX_CELLS", 48)
+        [report] = ingest(con, [csv_path], load_mapping(mapping))
+        assert report.runs_added == 8
+    finally:
+        con.close()

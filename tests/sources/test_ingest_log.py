@@ -27,15 +27,15 @@ SPMV_KERNEL = "_Z14spmv_jds_naivePfPKfPKiS3_S1_S3_i"
 LAUNCHES = [
     # gesummv__SIZE1_1.out line 99 "-gpgpu_clock_domains 400.0:800.0:400.0:900.0", lines
     # 160-161 "gpu_sim_cycle = 92692954", "gpu_sim_insn = 16806912"; power report line 5
-    (GESUMMV, "gpgpusim/gesummv__SIZE1_1:_Z14gesummv_kernelPfS_S_S_S_:1", 400.0, 900.0,
+    (GESUMMV, "gpgpusim/gesummv:_Z14gesummv_kernelPfS_S_S_S_:1", 400.0, 900.0,
      92692954, 16806912, 22.3189),
     # spmv__SIZE1_1.out line 99 "600.0:1200.0:600.0:450.0"; launch 1 lines 177-178, launch 2
     # lines 468-469 (line 471 "gpu_tot_sim_cycle = 90568" is the running total, not launch
     # 2's); power report lines 5 (uid 1) and 167 (uid 2)
-    (SPMV, f"gpgpusim/spmv__SIZE1_1:{SPMV_KERNEL}:1", 600.0, 450.0, 46554, 4941796, 32.4277),
-    (SPMV, f"gpgpusim/spmv__SIZE1_1:{SPMV_KERNEL}:2", 600.0, 450.0, 44014, 4941796, 34.0951),
+    (SPMV, f"gpgpusim/spmv:{SPMV_KERNEL}:1", 600.0, 450.0, 46554, 4941796, 32.4277),
+    (SPMV, f"gpgpusim/spmv:{SPMV_KERNEL}:2", 600.0, 450.0, 44014, 4941796, 34.0951),
     # pebench__SIZE1_1.out line 100 "600.0:1200.0:600.0:900.0", lines 264-265; report line 5
-    (PEBENCH, "gpgpusim/pebench__SIZE1_1:_Z7pebenchPjS_:1", 600.0, 900.0, 39690, 8085504,
+    (PEBENCH, "gpgpusim/pebench:_Z7pebenchPjS_:1", 600.0, 900.0, 39690, 8085504,
      59.6391),
 ]
 
@@ -72,6 +72,12 @@ def test_three_logs_by_value(logs, fresh_db):
     assert len(result.output.strip().splitlines()) == 3
     con = gpudb.connect(fresh_db, read_only=True)
     try:
+        # the input-size suffix (__SIZE1_1) is left out of the kernel ids (LAUNCHES) and kept
+        # in the kernel's spec and description
+        assert con.execute("SELECT json_extract_string(spec, '$.input_size'), description "
+                           "FROM kernel WHERE kernel_id = ?", [LAUNCHES[0][1]]).fetchall() == [
+            ("SIZE1_1", "launch 1 of _Z14gesummv_kernelPfS_S_S_S_ in gesummv__SIZE1_1 (input "
+                        "size SIZE1_1, GPGPU-Sim 3.2.1 [build 15629] log)")]
         rows = {r[0]: r[1:] for r in con.execute(
             "SELECT kernel_id, core_mhz, mem_mhz, n_sm, time_ns, instructions, energy_j, "
             "source, policy FROM run").fetchall()}
@@ -304,3 +310,65 @@ def test_the_logs_are_read_before_the_database_is_opened(logs, tmp_path):
     assert result.exit_code == 1
     assert result.output.startswith(f"Error: {out}: GPUWattch was on"), result.output
     assert not target.parent.exists()
+
+
+def _resized(logs: Path, tmp_path: Path, size: str) -> Path:
+    """gesummv's log and power report as if run at input size `size`: the file name and the
+    'self exe links to' line (line 141, where the program's name is read) say it."""
+    (tmp_path / size).mkdir(parents=True)
+    out = _copy(logs, GESUMMV, tmp_path / size)
+    lines = out.read_text().splitlines(keepends=True)
+    assert lines[140] == "self exe links to: /tmp/tmp.LxGJTaOjgm/gesummv__SIZE1_1\n"
+    lines[140] = f"self exe links to: /tmp/tmp.LxGJTaOjgm/gesummv__{size}\n"
+    resized = out.with_name(f"gesummv__{size}.out")
+    out.unlink()
+    resized.write_text("".join(lines))
+    return resized
+
+
+KEPT = ("kept the input-size suffix in the kernel names of gesummv: the program has logs (or "
+        "stored kernels) of other input sizes, or is stored so")
+
+
+def test_two_input_sizes_of_one_program_keep_the_suffix_and_say_so(logs, fresh_db, tmp_path):
+    """The lead's decision on issue 30's `__SIZE1_1`: dropped where the logs stay apart
+    without it; logs of one program at two input sizes in one call keep it (else both sizes
+    would be one kernel), and one line of the summary says so."""
+    one, two = _resized(logs, tmp_path, "SIZE1_1"), _resized(logs, tmp_path, "SIZE2_1")
+    result = _run(fresh_db, one, two, "--experiment", "sizes")
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 3 and lines[2] == KEPT, result.output
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        assert con.execute("SELECT kernel_id, json_extract_string(spec, '$.input_size') FROM "
+                           "kernel ORDER BY 1").fetchall() == [
+            ("gpgpusim/gesummv__SIZE1_1:_Z14gesummv_kernelPfS_S_S_S_:1", "SIZE1_1"),
+            ("gpgpusim/gesummv__SIZE2_1:_Z14gesummv_kernelPfS_S_S_S_:1", "SIZE2_1")]
+    finally:
+        con.close()
+
+
+def test_a_size_the_database_holds_under_another_name_keeps_the_suffix(logs, fresh_db,
+                                                                         tmp_path):
+    """One size ingested alone drops the suffix; a later call with another size of the same
+    program keeps it (the bare name is the first size's), and a log of the first size again
+    (another setting, here the same log edited) joins the bare-named kernel."""
+    first = _run(fresh_db, _resized(logs, tmp_path, "SIZE1_1"))
+    assert first.exit_code == 0 and "kept" not in first.output, first.output
+    second = _run(fresh_db, _resized(logs, tmp_path, "SIZE2_1"))
+    assert second.exit_code == 0, second.output
+    assert second.output.strip().splitlines()[-1] == KEPT
+    again = _resized(logs, tmp_path / "again", "SIZE1_1")
+    again.write_text(again.read_text().replace("-gpgpu_clock_domains 400.0:800.0:400.0:900.0",
+                                               "-gpgpu_clock_domains 400.0:800.0:400.0:700.0"))
+    third = _run(fresh_db, again)
+    assert third.exit_code == 0 and "kept" not in third.output, third.output
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        assert con.execute("SELECT kernel_id, list(mem_mhz ORDER BY mem_mhz) FROM run "
+                           "GROUP BY ALL ORDER BY 1").fetchall() == [
+            ("gpgpusim/gesummv:_Z14gesummv_kernelPfS_S_S_S_:1", [700.0, 900.0]),
+            ("gpgpusim/gesummv__SIZE2_1:_Z14gesummv_kernelPfS_S_S_S_:1", [900.0])]
+    finally:
+        con.close()

@@ -263,3 +263,73 @@ def test_every_shipped_mapping_loads_says_what_it_ingests_and_is_in_the_readme()
     for name in shipped:
         load_mapping(MAPPINGS / name)
         assert (MAPPINGS / name).read_text().startswith("# "), f"{name} has no comment header"
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("length(repeat('x', 300000000))", r"expr calls repeat\(\), which a mapping expression may "
+                                       r"not \(it may call abs, avg, "),
+    ("list_sum(range(10000000))", r"expr calls list_sum\(\), which"),
+    ("cycles.repeat(3)::DOUBLE", r"expr calls repeat\(\), which"),
+    ("(SELECT count(*) FROM range(1000000000000))",
+     r"expr holds a query \(SELECT \.\.\.\): it must be an expression over the row"),
+    ("cycles / core_mhz" + " + 0" * 500, r"expr is 2,017 characters long; at most 2,000"),
+])
+def test_an_expression_that_could_run_unbounded_is_refused_before_it_runs(fresh_db, tmp_path,
+                                                                          expr, message):
+    """Issue 31: mapping expressions had no time or memory bound, and DuckDB's memory limit
+    and interrupt do not reach inside one function call (repeat('x', 2e9): 29 s and 3.9 GB,
+    list_sum(range(1e8)): 59 s and 7 GB; a scalar subquery over range(1e12) never ends). An
+    expression calls only functions whose result grows with the row, holds no query and is
+    at most 2,000 characters: anything else is one line, before it runs."""
+    import time
+
+    data = tmp_path / "cycles.csv"
+    data.write_text("kernel,core_mhz,mem_mhz,cycles,avg_power_w\nbfs,700,924,2100,12.0\n")
+    mapping = tmp_path / "m.toml"
+    mapping.write_text((MAPPINGS / "example-derived-time.toml").read_text().replace(
+        'expr = "cycles / core_mhz"', f'expr = "{expr}"'))
+    started = time.perf_counter()
+    _refused(fresh_db, data, mapping, r"m\.toml: \[columns\] time: " + message)
+    assert time.perf_counter() - started < 5
+
+
+def test_the_functions_an_expression_may_call_still_work(fresh_db, tmp_path):
+    data = tmp_path / "cycles.csv"
+    data.write_text("kernel,core_mhz,mem_mhz,cycles,avg_power_w\nbfs,700,924,2100,12.0\n")
+    mapping = tmp_path / "m.toml"
+    mapping.write_text((MAPPINGS / "example-derived-time.toml").read_text().replace(
+        'expr = "cycles / core_mhz"', 'expr = "CASE WHEN length(kernel) > 0 THEN '
+        "greatest(cycles, 1) / core_mhz::DOUBLE /* no repeat( here */ END\""))
+    _ingest(fresh_db, data, mapping)
+    assert _runs(fresh_db)["example/bfs"][0][3] == pytest.approx(3e3)  # 2100 / 700 us
+
+
+def test_an_expression_running_past_its_time_bound_is_one_line(monkeypatch):
+    """The backstop of the expression bounds: evaluation is interrupted after
+    EXPR_TIME_BOUND_S (60 s; here 0.2 s over 4 M rows of five regular expressions each)."""
+    import time
+
+    import numpy as np
+    import pyarrow as pa
+
+    import gpudb.sources.ingest as ingest_module
+    from gpudb.sources.mapping import Derived
+
+    rows = 4_000_000
+    import pyarrow.compute as pc
+
+    # kernel names as text ("k0", "k1", ...): an all-number column would be read as DOUBLE
+    table = pa.table({"kernel": pc.binary_join_element_wise(
+                          "k", pa.array(np.arange(rows)).cast(pa.string()), ""),
+                      "cycles": np.arange(rows, dtype=np.float64)})
+    expr = "cycles + " + " + ".join(
+        f"length(regexp_extract(kernel, '([0-9])([0-9]{{{n}}})', 2))" for n in range(1, 6))
+    monkeypatch.setattr(ingest_module, "EXPR_TIME_BOUND_S", 0.2)
+    mapping = load_mapping(MAPPINGS / "example-derived-time.toml")
+    started = time.perf_counter()
+    with ingest_module.Expressions(REPO / "data.csv", mapping, table) as exprs:
+        with pytest.raises(IngestError, match=r"example-derived-time\.toml: \[columns\] time: "
+                           r"expr ran over 0\.2 s over .*data\.csv, the time bound of a "
+                           r"mapping expression$"):
+            exprs.evaluate(Derived("[columns] time", "us", 1.0, expr=expr))
+    assert time.perf_counter() - started < 30

@@ -315,3 +315,32 @@ def test_a_migration_table_of_another_shape_is_one_line(lab, tmp_path):
         assert hashlib.sha256(path.read_bytes()).hexdigest() == before
         merged = refusals(target, [path])[0]
         assert "gpudb_migration" in merged and "not a gpudb database" in merged, merged
+
+
+def test_a_source_of_more_rows_than_merge_holds_is_refused_before_it_is_read(lab, tmp_path,
+                                                                            monkeypatch):
+    """Issue 31: merge read a source's tables whole (a 9 MB export of 600 M metric rows
+    reached 8.3 GB). A source of more than MERGE_MAX_ROWS rows is refused from its row counts
+    (Parquet metadata, count(*)), before any table is read; at the bound it merges."""
+    import gpudb.store.transfer as transfer
+
+    export_dir = copy(lab, "export", tmp_path)
+    rows = {t: pq.read_metadata(export_dir / f"{t}.parquet").num_rows
+            for t in transfer.TABLES if (export_dir / f"{t}.parquet").exists()}
+    total = sum(rows.values())
+    assert total == sum(lab["counts"][t] for t in rows)  # the export holds the source's rows
+    monkeypatch.setattr(transfer, "MERGE_MAX_ROWS", total - 1)
+    target = copy(lab, "empty", tmp_path)
+    for source in (export_dir, lab["source"]):
+        [message] = refusals(target, [source])
+        biggest = max(rows, key=rows.get)  # the first of the largest tables, in merge order
+        assert message == (f"{source} holds {total:,} rows ({rows[biggest]:,} in {biggest}), more "
+                           f"than the {total - 1:,} merge reads from one source (it checks them "
+                           "in memory): merge part of it (export a smaller database)")
+    assert row_counts(target) == lab["empty_counts"]
+    monkeypatch.setattr(transfer, "MERGE_MAX_ROWS", total)
+    con = gpudb.connect(target)
+    try:
+        assert merge(con, export_dir).runs_added == len(lab["run_ids"])
+    finally:
+        con.close()

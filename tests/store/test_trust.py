@@ -3,7 +3,7 @@
 A hostile database is built here the way a teammate could: a real gpudb file, then edited with
 a plain DuckDB client to hold views and a table macro that read a secret file of this user, a
 gpudb view (`prediction`) replaced by one with perfect predictions while its views_sha256 still
-matches, and a column default of its own (a file-reading default where DuckDB takes one).
+matches, and a table of its own with a default.
 Every command must refuse or neutralise each, never show the secret, and the accuracy table
 from that file must equal the one from a clean copy. Macros named like gpudb's UDFs or DuckDB's
 functions and operators are refused by name. A --db that is not a gpudb database is refused
@@ -98,7 +98,6 @@ def built(tmp_path_factory):
         except duckdb.BinderException:
             con.execute("CREATE MACRO stamp() AS 'stamped by the file'")
             con.execute("CREATE TABLE note (n INTEGER, body TEXT DEFAULT (stamp()))")
-        con.execute("ALTER TABLE experiment ALTER COLUMN description SET DEFAULT 'theirs'")
         # the digest still says these are gpudb's views
         assert con.execute("SELECT value FROM gpudb_meta WHERE key = 'views_sha256'"
                            ).fetchall() == digest
@@ -229,12 +228,60 @@ def test_a_column_default_of_the_file_reads_no_file(hostile):
         assert "disabled by configuration" in one_line_error(result)
 
 
+PSTATE = ("CREATE TABLE pstate (gpu_id TEXT NOT NULL REFERENCES gpu (gpu_id), domain TEXT NOT "
+          "NULL CHECK (domain IN ('core', 'mem')), freq_mhz DOUBLE NOT NULL CHECK (freq_mhz > "
+          "0), voltage_v DOUBLE {voltage}, PRIMARY KEY (gpu_id, domain, freq_mhz))")
+
+
+@pytest.mark.parametrize("statements, said", [
+    (["DROP TABLE pstate", PSTATE.format(voltage="GENERATED ALWAYS AS (freq_mhz / 1000)")],
+     "column pstate.voltage_v is generated (AS CAST((freq_mhz / 1000) AS DOUBLE))"),
+    (["DROP TABLE pstate", PSTATE.format(voltage="CHECK (voltage_v > -1)")],
+     "table pstate has the constraint CHECK((voltage_v > -1)) of its own"),
+    (["DROP TABLE pstate", PSTATE.format(voltage="")],
+     "table pstate lacks gpudb's constraint CHECK((voltage_v > 0))"),
+    (["DROP TABLE pstate", PSTATE.format(voltage="CHECK (voltage_v > 0)").replace(
+        ", PRIMARY KEY (gpu_id, domain, freq_mhz)", "")],
+     "table pstate lacks gpudb's constraint PRIMARY KEY(gpu_id, \"domain\", freq_mhz)"),
+    (["DROP TABLE pstate", PSTATE.format(voltage="CHECK (voltage_v > 0) DEFAULT 1.0")],
+     "column pstate.voltage_v has the default 1.0 where gpudb's has none"),
+    (["ALTER TABLE experiment ALTER COLUMN description SET DEFAULT repeat('x', 2000000000)"],
+     "column experiment.description has the default repeat('x', 2000000000) where gpudb's "
+     "has none"),
+    (["ALTER TABLE kernel ADD COLUMN stamp TEXT DEFAULT 'theirs'"],
+     "its own column kernel.stamp has a default ('theirs')"),
+    (["ALTER TABLE metric ALTER COLUMN value TYPE TEXT"],
+     "column metric.value is VARCHAR where gpudb's is DOUBLE"),
+])
+def test_a_gpudb_table_defined_otherwise_is_refused_in_one_line(tiny, tmp_path, statements,
+                                                                said):
+    """Issue 31: a file's gpudb tables must be defined as gpudb's migrations define them: a
+    generated column computes what gpudb reads as data, and a default or constraint of the
+    file's own runs on gpudb's inserts (a default of repeat('x', 2e9) fills memory on every
+    row). Every command refuses such a file in one line and writes nothing to it."""
+    plain_edit(tiny, *statements)
+    before = tiny.read_bytes()
+    expected = (f"Error: {tiny}: {said}, not as gpudb's migrations define it; refusing to use "
+                "the file")
+    for args in [("info",), ("query", "mape_by_predictor"), ("init",),
+                 ("ingest", *tiny_paths(tmp_path))]:
+        assert one_line_error(invoke("--db", tiny, *args)) == expected, args
+    assert one_line_error(invoke("--db", tmp_path / "new.duckdb", "merge", tiny)) == expected
+    assert tiny.read_bytes() == before and not (tmp_path / "new.duckdb").exists()
+
+
+def tiny_paths(folder: Path) -> list[str]:
+    (folder / "t.csv").write_text(TINY_CSV)
+    (folder / "t.toml").write_text(TINY_MAPPING)
+    return [str(folder / "t.csv"), "--mapping", str(folder / "t.toml")]
+
+
 def test_info_lists_the_files_own_objects(hostile, tiny):
     listed = invoke("--db", hostile, "info")
     assert listed.exit_code == 0, listed.output
     line = next(s for s in listed.output.splitlines() if s.startswith("not gpudb's:"))
     for item in ("view leak", "view leak_csv", "table macro leak_table", "view prediction_real",
-                 "table note", "column default experiment.description = 'theirs'"):
+                 "table note"):
         assert item in line, (item, line)
     assert "view prediction," not in line and "table run" not in line
     clean = invoke("--db", tiny, "info")
@@ -457,7 +504,8 @@ def test_a_view_where_gpudb_keeps_a_table_is_refused_without_running_it(tiny, tm
 
 
 @pytest.mark.parametrize("signum, code, said", [
-    (15, 143, "interrupted (SIGTERM): nothing written"), (2, 1, "Aborted!")])
+    (15, 143, "interrupted (SIGTERM): nothing written"),
+    (2, 130, "interrupted (SIGINT): nothing written")])
 def test_an_interrupted_ingest_into_a_new_file_leaves_no_file(tmp_path, tiny_files, signum,
                                                                code, said):
     """Issue 31: SIGTERM (or Ctrl-C) to `gpudb ingest` into a new file left an empty
@@ -477,14 +525,60 @@ def test_an_interrupted_ingest_into_a_new_file_leaves_no_file(tmp_path, tiny_fil
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 30
-    while not target.exists() and proc.poll() is None and time.monotonic() < deadline:
+    while not _building(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     time.sleep(0.5)  # inside the ingest, past the file's creation and migration
     proc.send_signal(signal.Signals(signum))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == code, (out, err)
     assert err.strip().splitlines()[-1] == said and out == ""
-    assert glob.glob(f"{target}*") == []
+    assert glob.glob(f"{target}*") == [] and _building(tmp_path) == []
+
+
+def _building(folder) -> list[str]:
+    """The database files in ``folder``, hidden temporary ones included."""
+    return sorted(p.name for p in Path(folder).iterdir() if ".duckdb" in p.name)
+
+
+@pytest.mark.parametrize("command", ["ingest", "merge"])
+def test_kill_9_during_a_command_into_a_new_file_leaves_no_file(tmp_path, tiny_files, built,
+                                                                 command):
+    """Issue 31: kill -9 during an all-or-nothing command into a new database file left an
+    empty database and its WAL at the path. The new file is built under a temporary name
+    beside it and linked into place only on success, so nothing appears at the path; the
+    next run removes what the killed one left and succeeds."""
+    import signal
+    import time
+
+    csv_path, mapping = tiny_files
+    rows = "".join(f"k{k},{c},800,{1 + k % 7},{100 + k % 13},0.5\n"
+                   for k in range(100_000) for c in (500, 1000))  # ingest takes ~5 s
+    csv_path.write_text(TINY_CSV.splitlines()[0] + "\n" + rows)
+    target = tmp_path / "new.duckdb"
+    args = ([str(csv_path), "--mapping", str(mapping)] if command == "ingest"
+            else [str(built[0])])
+    proc = subprocess.Popen([sys.executable, "-m", "gpudb.cli", "--db", str(target), command,
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not _building(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    left = _building(tmp_path)
+    assert left and all(name.startswith(".new.duckdb.gpudb-new.") for name in left), left
+    assert not target.exists() and not Path(f"{target}.wal").exists()
+    again = subprocess.run([sys.executable, "-m", "gpudb.cli", "--db", str(target), command,
+                            *args], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert _building(tmp_path) == ["new.duckdb"]  # the killed run's leftovers removed
+    con = duckdb.connect(str(target), read_only=True)
+    try:
+        runs = con.execute("SELECT count(*) FROM run").fetchone()[0]
+    finally:
+        con.close()
+    assert runs == (200_000 if command == "ingest" else 8)
 
 
 def test_a_command_reading_the_file_stops_at_its_time_bound(tiny, monkeypatch):
@@ -507,6 +601,40 @@ def test_a_command_reading_the_file_stops_at_its_time_bound(tiny, monkeypatch):
     assert time.perf_counter() - started < 15
 
 
+def test_evaluate_stops_at_the_time_bound_too(tiny):
+    """Issue 31: `evaluate` had no time bound: a file of 1.6 M runs kept `evaluate accuracy`
+    running past 120 s. It now stops at --timeout-s like the other reading commands, saying
+    what it was computing; gpudb's own simulation inside it (db.unbounded) does not count."""
+    import time
+
+    n_kernels = 20_000
+    plain_edit(tiny, f"INSERT INTO kernel SELECT 'tiny/k' || i, 'k' || i, 'tiny', NULL, NULL, "
+                     f"NULL FROM range({n_kernels}) t(i)",
+               "INSERT INTO run SELECT r.* REPLACE (r.run_id || '-' || i AS run_id, 'tiny/k' || "
+               "i AS kernel_id, time_ns * (1 + i % 7) AS time_ns) "
+               f"FROM run r, range({n_kernels}) t(i)")
+    started = time.perf_counter()
+    stopped = invoke("--db", tiny, "--timeout-s", "0.5", "evaluate", "accuracy", "--gpu", "tiny")
+    assert one_line_error(stopped) == (
+        "Error: stopped after 0.5 s, the time bound of a command reading a database "
+        "(--timeout-s or GPUDB_TIMEOUT_S; 0: none), while computing evaluate accuracy")
+    assert time.perf_counter() - started < 10
+
+
+def test_the_time_bound_pauses_for_gpudbs_own_simulation():
+    """db.unbounded: the time left is kept while gpudb simulates inside a bounded command."""
+    import time
+
+    from gpudb.store import db
+
+    with db.time_bound(0.3):
+        with db.unbounded():
+            time.sleep(0.5)
+        assert db.ran_over() is None
+        time.sleep(0.5)
+        assert db.ran_over() is not None
+
+
 def test_duckdbs_memory_limit_comes_from_the_environment(tiny, monkeypatch):
     monkeypatch.setenv("GPUDB_MEMORY_LIMIT", "2GB")
     shown = invoke("--db", tiny, "sql", "SELECT current_setting('memory_limit') AS m")
@@ -514,3 +642,25 @@ def test_duckdbs_memory_limit_comes_from_the_environment(tiny, monkeypatch):
     monkeypatch.setenv("GPUDB_MEMORY_LIMIT", "lots")
     assert one_line_error(invoke("--db", tiny, "info")) == (
         f"Error: cannot open {tiny}: Parser Error: Memory must have a number (e.g. 1GB)")
+
+
+def test_a_new_file_built_aside_never_replaces_one_created_meanwhile(tmp_path):
+    """trust.built_aside links the new database into place only if the path is still free;
+    a stale temporary of a finished process is removed, one of a running process kept."""
+    from gpudb.store import trust
+
+    target = tmp_path / "new.duckdb"
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    prefix = trust._aside_prefix(str(target))
+    stale, running = Path(prefix + done.stdout.strip()), Path(prefix + "1")  # pid 1 runs
+    stale.write_bytes(b"left by a killed run")
+    running.write_bytes(b"another run's")
+    with pytest.raises(gpudb.GpudbError, match=r"new\.duckdb was created by another process "
+                                               r"meanwhile; this command's database was not put"):
+        with trust.built_aside(target):
+            gpudb.connect(target).close()  # builds the temporary file
+            assert not target.exists()
+            target.write_bytes(b"theirs")
+    assert target.read_bytes() == b"theirs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["new.duckdb", running.name])

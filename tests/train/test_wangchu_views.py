@@ -12,7 +12,12 @@ from conftest import TINY_SUITE
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.predictors.wangchu_model import GPUDB, Calibration, KernelCounters, predict_time_ns
+from gpudb.predictors.wangchu_model import (
+    GPUDB,
+    Calibration,
+    KernelCounters,
+    predict_time_ns,
+)
 from gpudb.store.queries import run_query
 from gpudb.train.calibrate import store_calibration
 from gpudb.train.wangchu_fit import Rows, cross_validate, fit, mape_pct

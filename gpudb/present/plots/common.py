@@ -125,23 +125,122 @@ def mark_clipped(ax, xs: Sequence[float], values: Sequence[float], fmt: str = "{
                  fontsize: float = 7) -> list[tuple[float, float]]:
     """For the values beyond the axis' y limits: at each x and edge a triangle pointing out
     and the farthest value written beside it (preceded by 'n:' where n values lie beyond
-    there). Returns every (x, value) pair beyond."""
+    there). Labels too close to stay apart are laid out when the figure is drawn
+    (:class:`_EdgeLabels`): two or three neighbours are staggered, a longer run of them
+    becomes one label at its middle, 'n: farthest' over the run. Returns every (x, value)
+    pair beyond."""
     low, high = ax.get_ylim()
     beyond = [(x, v) for x, v in zip(xs, values, strict=True)
               if math.isfinite(v) and not low <= v <= high]
     groups: dict[tuple[float, bool], list[float]] = {}
     for x, v in beyond:
         groups.setdefault((x, v > high), []).append(v)
+    labels = _EdgeLabels.of(ax, fmt, fontsize)
     for (x, above), vs in groups.items():
-        edge, marker, va = (high, "^", "top") if above else (low, "v", "bottom")
-        farthest = max(vs) if above else min(vs)
+        edge, marker = (high, "^") if above else (low, "v")
         ax.plot(x, edge, marker, color="k", markersize=5, clip_on=False, zorder=5)
-        inset = (high - low) * 0.03 * (-1 if above else 1)
-        text = fmt.format(farthest) if len(vs) == 1 else f"{len(vs)}: {fmt.format(farthest)}"
-        ax.text(x, edge + inset, text, ha="center", va=va, fontsize=fontsize, rotation=90,
-                zorder=5, bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none",
-                                "alpha": 0.8})
+        labels.add(x, above, vs)
     return beyond
+
+
+class _EdgeLabels:
+    """The cut values written at an axis' edges, placed when the figure is drawn, in pixels:
+    only then does the layout (constrained, a legend beside) fix how far apart the bars are.
+    Along each edge, labels closer than a label's width form a run: a run of one is written
+    at its x; of two to MAX_STAGGER whose every other label clears the next but one, staggered
+    (every second label moved inwards past the first's length); a longer or tighter run is one
+    label at its middle, 'n: farthest' counting the run's values. Nothing overlaps."""
+
+    MAX_STAGGER = 4
+    GAP_PX = 2.0
+
+    def __init__(self, ax, fmt: str, fontsize: float):
+        from matplotlib.artist import Artist
+
+        self.ax, self.fmt, self.fontsize = ax, fmt, fontsize
+        self.marks: list[tuple[float, bool, list[float]]] = []
+        owner = self
+
+        class Drawn(Artist):
+            def draw(self, renderer):
+                for text in owner._texts(renderer):
+                    text.draw(renderer)
+
+        self.artist = Drawn()
+        self.artist.set_zorder(5)
+        ax.add_artist(self.artist)
+
+    @classmethod
+    def of(cls, ax, fmt: str, fontsize: float) -> _EdgeLabels:
+        """The axis' labels (one set per axis, so that every series' are laid out together)."""
+        labels = getattr(ax, "_gpudb_edge_labels", None)
+        if labels is None:
+            labels = cls(ax, fmt, fontsize)
+            ax._gpudb_edge_labels = labels
+        return labels
+
+    def add(self, x: float, above: bool, values: list[float]) -> None:
+        self.marks.append((x, above, values))
+
+    def _label(self, values: list[float], above: bool) -> str:
+        farthest = max(values) if above else min(values)
+        return (self.fmt.format(farthest) if len(values) == 1
+                else f"{len(values)}: {self.fmt.format(farthest)}")
+
+    def _text(self, renderer, x_px: float, above: bool, inset_px: float, label: str):
+        from matplotlib.text import Text
+        from matplotlib.transforms import IdentityTransform
+
+        box = self.ax.get_window_extent(renderer)
+        y_px = box.y1 - inset_px if above else box.y0 + inset_px
+        text = Text(x_px, y_px, label, ha="center", va="top" if above else "bottom",
+                    rotation=90, fontsize=self.fontsize, clip_on=False,
+                    transform=IdentityTransform(),
+                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none",
+                          "alpha": 0.8})
+        text.set_figure(self.ax.figure)
+        return text
+
+    def _texts(self, renderer) -> list:
+        """The labels' Text artists in display coordinates for this drawing."""
+        inset = self.ax.get_window_extent(renderer).height * 0.03
+        to_px = self.ax.transData.transform
+        out = []
+        for above in (True, False):
+            marks = sorted(((to_px((x, 0))[0], vs) for x, a, vs in self.marks if a == above),
+                           key=lambda m: m[0])
+            if not marks:
+                continue
+            texts = [self._text(renderer, px, above, inset, self._label(vs, above))
+                     for px, vs in marks]
+            extents = [t.get_window_extent(renderer) for t in texts]
+            width = max(e.width for e in extents) + self.GAP_PX
+            runs, run = [], [0]
+            for i in range(1, len(marks)):
+                if marks[i][0] - marks[i - 1][0] < width:
+                    run.append(i)
+                else:
+                    runs.append(run)
+                    run = [i]
+            runs.append(run)
+            for run in runs:
+                xs = [marks[i][0] for i in run]
+                if len(run) == 1:
+                    out.append(texts[run[0]])
+                elif (len(run) <= self.MAX_STAGGER
+                      and all(b - a >= width for a, b in zip(xs, xs[2:], strict=False))):
+                    # every second label moved inwards past the longest of the first ones
+                    step = max(extents[i].height for i in run[::2]) + self.GAP_PX
+                    for k, i in enumerate(run):
+                        out.append(self._text(renderer, xs[k], above,
+                                              inset + (step if k % 2 else 0),
+                                              texts[i].get_text()))
+                else:
+                    values = [v for i in run for v in marks[i][1]]
+                    out.append(self._text(renderer, (xs[0] + xs[-1]) / 2, above, inset,
+                                          f"{len(values)}: " + self.fmt.format(
+                                              max(values) if above else min(values))))
+        return out
 
 
 def clip_note(ax, marked: Sequence, what: str = "values") -> str:

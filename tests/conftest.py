@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,55 @@ REPO = Path(__file__).resolve().parent.parent
 REAL_DATA = REPO.parent / "shared" / "data" / "real"
 MAPPINGS = REPO / "fixtures" / "mappings"
 TABLES = ("gpu", "pstate", "kernel", "experiment", "ingest_file", "run", "interval", "metric")
+
+# Slow tests (more than about 5 s on 2 cores), marked slow here in one place so that
+# `pytest -m "not slow"` is a quick loop; the README's command (and so CI) runs them all.
+# A test is slow when it uses a fixture that simulates and evaluates a database (whichever test
+# uses it first pays for it, so all of them are marked) or when its own body is slow. Entries:
+# "fixture" (conftest's), "module.fixture" or "module::test" (module names are unique across
+# tests/; parameters are ignored). A @pytest.mark.slow on the test itself works too.
+SLOW_FIXTURES = frozenset({
+    "query_db",                       # tiny sweep + closed loop + evaluate + Equalizer
+    "test_cli_commands.sim",          # the same through the CLI, control run twice
+    "test_demo_report.summary_page",  # query_db evaluated for every objective
+    "test_control.sim_db",            # two kernels swept, two controllers, every replay
+    "test_seeds.seeded",              # two seeds swept through the CLI
+})
+SLOW_TESTS = frozenset({
+    "test_cli_commands::test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables",
+    "test_control::test_dynamic_optimal_is_never_worse_and_static_is_the_best_fixed_run",
+    "test_dask_sweep::test_local_cluster_stores_the_same_runs_as_the_process_pool",
+    "test_dask_sweep::test_a_worker_killed_mid_sweep_loses_no_run_and_duplicates_none",
+    "test_docs::test_the_quickstart_runs_as_printed",
+    "test_fuzz::test_fuzz_malformed_inputs_are_refused_in_one_line",
+    "test_ingest::test_malformed_files_never_write",
+    "test_plots::test_kernel_names_from_a_file_are_drawn_as_text",
+    "test_sim_behaviour::test_full_suite_behaviour_on_gtx480",
+    "test_sweep_signals::test_kill_9_leaves_no_process_and_the_same_command_resumes",
+    "test_sweep_signals::test_sigterm_and_sighup_end_the_sweep_and_its_workers_and_keep_"
+    "finished_runs",
+    "test_trust::test_accuracy_from_a_hostile_file_equals_a_clean_copy",
+    "test_trust::test_strings_from_the_file_reach_the_terminal_escaped",
+    "test_wangchu_views::test_least_squares_recovers_the_parameters_up_to_a_common_scale",
+    "test_wu_model::test_simulated_hd7970_grid_feeds_the_table_ii_features",
+})
+
+
+def is_slow(module: str, test: str, fixtures) -> bool:
+    """Whether SLOW_FIXTURES or SLOW_TESTS name the test ``test`` of ``module``."""
+    fixtures = set(fixtures)
+    return f"{module}::{test}" in SLOW_TESTS or any(
+        entry.rpartition(".")[2] in fixtures and entry.rpartition(".")[0] in ("", module)
+        for entry in SLOW_FIXTURES)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = getattr(getattr(item, "module", None), "__name__", "")
+        if is_slow(module, getattr(item, "originalname", item.name),
+                   getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
 
 # A hand-made measured dataset (synthetic numbers, not measurements): two kernels at a 2x2
 # grid; small enough to check every stored query's answer by hand.
@@ -119,11 +169,34 @@ def db_path(tmp_path) -> Path:
     return tmp_path / "test.duckdb"
 
 
+def copy_db(source: Path, target: Path) -> Path:
+    """A copy of the closed gpudb file ``source`` at ``target`` (its WAL too, where DuckDB left
+    one): the same tables, views and rows as the file it copies."""
+    shutil.copyfile(source, target)
+    wal, target_wal = (p.with_name(p.name + ".wal") for p in (source, target))
+    if wal.exists():
+        shutil.copyfile(wal, target_wal)
+    else:
+        target_wal.unlink(missing_ok=True)
+    return target
+
+
+@pytest.fixture(scope="session")
+def empty_db_template(tmp_path_factory) -> Path:
+    """One migrated, empty gpudb file, made once per session. Never open it: fresh_db copies
+    it. (Creating a file runs every migration and creates every view, about 0.3 s of CPU,
+    0.8 s under load, most of it the views; a copy takes milliseconds, and its first open
+    checks the views as any open does.)"""
+    path = tmp_path_factory.mktemp("template") / "empty.duckdb"
+    gpudb.connect(path).close()
+    return path
+
+
 @pytest.fixture
-def fresh_db(db_path) -> Path:
-    """A migrated, empty gpudb file."""
-    gpudb.connect(db_path).close()
-    return db_path
+def fresh_db(db_path, empty_db_template) -> Path:
+    """A migrated, empty gpudb file (a copy of the session's empty_db_template; it differs
+    from a file created here only in gpudb_migration.applied_at)."""
+    return copy_db(empty_db_template, db_path)
 
 
 @pytest.fixture
@@ -136,18 +209,31 @@ def tiny_files(tmp_path) -> tuple[Path, Path]:
     return csv_path, mapping_path
 
 
-@pytest.fixture
-def tiny_db(fresh_db, tiny_files) -> Path:
-    """A gpudb file holding the tiny dataset."""
+@pytest.fixture(scope="session")
+def tiny_db_template(tmp_path_factory, empty_db_template) -> Path:
+    """The tiny dataset ingested once per session into a copy of empty_db_template. Never
+    open it: tiny_db copies it."""
     from gpudb.sources.ingest import ingest
     from gpudb.sources.mapping import load_mapping
 
-    con = gpudb.connect(fresh_db)
+    tmp = tmp_path_factory.mktemp("tiny_template")
+    (tmp / "tiny.csv").write_text(TINY_CSV)
+    (tmp / "tiny.toml").write_text(TINY_MAPPING)
+    path = copy_db(empty_db_template, tmp / "tiny.duckdb")
+    con = gpudb.connect(path)
     try:
-        ingest(con, [tiny_files[0]], load_mapping(tiny_files[1]))
+        ingest(con, [tmp / "tiny.csv"], load_mapping(tmp / "tiny.toml"))
     finally:
         con.close()
-    return fresh_db
+    return path
+
+
+@pytest.fixture
+def tiny_db(fresh_db, tiny_files, tiny_db_template) -> Path:
+    """A gpudb file holding the tiny dataset, at fresh_db's path, beside tiny_files (a copy of
+    the session's tiny_db_template: the same file names, rows and content hashes as ingesting
+    tiny_files here; only timestamps differ)."""
+    return copy_db(tiny_db_template, fresh_db)
 
 
 @pytest.fixture

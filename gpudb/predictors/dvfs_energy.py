@@ -14,7 +14,7 @@ power of every non-SM component unchanged, so its DRAM dynamic energy would also
 time, and it writes chip dynamic energy as P_dynamic(f) x T(f_c). gpudb uses paper 004's form:
 DRAM dynamic energy follows the transactions, which frequency scaling does not change, and
 dynamic energy per operation depends on V^2, not on f. The same formula is in
-queries/controller_replay.sql (trace replay); tests/test_control.py checks they agree.
+queries/controller_replay.sql (trace replay); tests/control/test_control.py checks they agree.
 
 It sits among the predictors (the lowest layer, tests/test_layers.py) with the decision step
 that uses it (gpudb.predictors.dvfs_step), whose SQL function the store registers; the control
@@ -37,7 +37,7 @@ def predict_energy(core_dynamic_j, core_static_j, dram_dynamic_j, dram_static_j,
 
 # The objectives a controller minimises: energy x time^exponent per interval or run
 # (energy_perf: energy under a bound on time). controller_replay.sql spells the same exponents
-# (its `weight`) and the savings queries the same products; tests/test_control.py checks the
+# (its `weight`) and the savings queries the same products; tests/control/test_control.py checks the
 # replay and this module choose alike.
 TIME_EXPONENT = {"energy": 0, "edp": 1, "ed2p": 2, "energy_perf": 0}
 OBJECTIVES = tuple(TIME_EXPONENT)

@@ -50,7 +50,7 @@ papers describe around such a controller, the same for every predictor:
 the step's one implementation: the closed loop (gpudb.control.kinds.predictor) calls
 :func:`decide` between intervals, and trace replay (queries/controller_replay.sql) calls it
 through the SQL function ``guard_replay`` (:func:`replay_steps` over one kernel's fixed runs);
-tests/test_control.py checks that the replay chooses as the closed loop's controller would.
+tests/control/test_control.py checks that the replay chooses as the closed loop's controller would.
 
 It lives among the predictors, the lowest layer of gpudb (tests/test_layers.py), because the
 store registers every SQL function on every connection and may only import that layer; like

@@ -693,6 +693,9 @@ EXPR_FUNCTIONS = frozenset({
     "strlen", "lower", "upper", "trim", "ltrim", "rtrim", "substr", "substring",
     "regexp_extract", "regexp_matches", "contains", "starts_with", "ends_with", "strpos",
     "instr", "split_part", "cast", "try_cast",
+    # the shipped gtx1080ti mapping parses "(gx gy gz) (bx by bz)": a list no longer than
+    # its text, its product, a match, and error() to stop on a malformed text
+    "regexp_full_match", "regexp_extract_all", "list_product", "error",
     # aggregates and unnest: refused when evaluated, with the reason (one value per row)
     "sum", "avg", "mean", "count", "min", "max", "unnest"})
 # Keywords followed by "(" that are no function call: casts and types with parameters.

@@ -1,6 +1,6 @@
 """SQLAlchemy declarations of gpudb's core tables (schema/0001_core_tables.sql).
 
-Declared by hand because reflection fails with duckdb-engine; tests/test_engine.py checks
+Declared by hand because reflection fails with duckdb-engine; tests/store/test_engine.py checks
 that every column here exists in a freshly migrated file with the same name, so the two
 cannot drift apart unnoticed.
 """

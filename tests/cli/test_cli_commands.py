@@ -233,7 +233,7 @@ def test_evaluate_control_writes_totals_that_recompute_from_their_settings(sim):
     assert len(results) == 2 * (4 + 11 * 2)
     for r in results:
         if r["policy"] == "dynamic_optimal_run":
-            continue   # the simulator's totals (tests/test_control_bounds.py)
+            continue   # the simulator's totals (tests/control/test_control_bounds.py)
         settings = r["settings"]
         n = {"tiny/alu": 15, "tiny/mem": 5}[r["kernel_id"]]
         assert r["intervals"] == len(settings) == n

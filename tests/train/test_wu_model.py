@@ -548,9 +548,9 @@ def test_a_model_per_base_fills_the_heat_map(toy_db):
         parse_base("32,1000")
 
 
-def test_predict_wu_sql_function(db_path):
+def test_predict_wu_sql_function(fresh_db):
     # one of the SQL functions gpudb registers on every connection it opens
-    con = gpudb.connect(db_path)
+    con = gpudb.connect(fresh_db)
     rows = con.execute(
         "SELECT predict_wu(b, u, d) FROM (VALUES (10.0, [0.5, 0.8], []), (10.0, [], [0.25]), "
         "(NULL, [0.5], []), (4.0, NULL, []), (4.0, [], [])) AS v(b, u, d)").fetchall()

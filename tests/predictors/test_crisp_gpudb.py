@@ -37,8 +37,8 @@ def test_upward_scales_all_computation_keeps_stalls_and_is_floored():
     assert predict_crisp(54.0, 40.0, 37.0, 1.0, 1.0, 2.0) == pytest.approx(47.5)
 
 
-def test_sql_function_null_in_null_out(db_path):
-    con = gpudb.connect(db_path)
+def test_sql_function_null_in_null_out(fresh_db):
+    con = gpudb.connect(fresh_db)
     rows = con.execute("""SELECT predict_crisp_gpudb(t, 20, 3, 1, 0, 2, 1)
         FROM (VALUES (31.0), (NULL)) AS v(t)""").fetchall()
     con.close()
@@ -54,7 +54,7 @@ def _chase(n):
 
 
 def test_pointer_chase_slot_counters_by_hand(gtx480):
-    # 321 core cycles per load at 700 MHz (tests/test_sim_model.py works it out): the issue
+    # 321 core cycles per load at 700 MHz (tests/sim/test_sim_model.py works it out): the issue
     # cycle is computation (nothing waits yet), the other 320 are load stalls with no issue
     # slot used, and each load's latency extends the critical path from its timestamp. The
     # last load has no instruction waiting for it, so rules A-D call its 320 cycles

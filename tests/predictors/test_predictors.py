@@ -19,19 +19,19 @@ def test_numpy_formula_by_hand():
     np.testing.assert_allclose(got, [16.0, 5.0])
 
 
-def test_paper_000_figure_1_stall_example_through_sql(db_path):
+def test_paper_000_figure_1_stall_example_through_sql(fresh_db):
     # Paper 000 section 2, figure 1: 33 units at f, of which the core stalls 18 (cycles 1-7 and
     # 15-25); the true time at f/2 is 46. STALL takes T_memory = 18 stall units and predicts
     # (33 - 18) * 2 + 18 = 48: an overprediction, as the paper says of STALL.
-    con = gpudb.connect(db_path)
+    con = gpudb.connect(fresh_db)
     assert con.execute("SELECT predict_linear(33, 18, 2, 1)").fetchall() == [(48.0,)]
     # at the base frequency every model predicts the measured time
     assert con.execute("SELECT predict_linear(31, 18, 700, 700)").fetchall() == [(31.0,)]
     con.close()
 
 
-def test_null_in_null_out(db_path):
-    con = gpudb.connect(db_path)
+def test_null_in_null_out(fresh_db):
+    con = gpudb.connect(fresh_db)
     rows = con.execute(
         "SELECT predict_linear(t, m, 700, 350) FROM (VALUES (10.0, 4.0), (NULL, 4.0), "
         "(10.0, NULL), (12.0, 0.0)) AS v(t, m)").fetchall()
@@ -39,8 +39,8 @@ def test_null_in_null_out(db_path):
     assert rows == [(16.0,), (None,), (None,), (24.0,)]
 
 
-def test_vectorised_over_many_rows(db_path):
-    con = gpudb.connect(db_path)
+def test_vectorised_over_many_rows(fresh_db):
+    con = gpudb.connect(fresh_db)
     total = con.execute("SELECT sum(predict_linear(i::DOUBLE, 0, 2, 1)) FROM range(100000) t(i)"
                         ).fetchall()[0][0]
     con.close()
@@ -55,8 +55,8 @@ def test_vectorised_over_many_rows(db_path):
 
 @pytest.mark.parametrize("model, mem, expected", [
     ("STALL", 4, 58.0), ("LEAD", 18, 44.0), ("MISS", 24, 38.0), ("CRIT", 20, 42.0)])
-def test_paper_000_figure_6_prior_models_at_half_frequency(db_path, model, mem, expected):
-    con = gpudb.connect(db_path)
+def test_paper_000_figure_6_prior_models_at_half_frequency(fresh_db, model, mem, expected):
+    con = gpudb.connect(fresh_db)
     got = con.execute("SELECT predict_linear(31, ?, 2, 1)", [mem]).fetchall()[0][0]
     con.close()
     assert got == expected
@@ -64,8 +64,8 @@ def test_paper_000_figure_6_prior_models_at_half_frequency(db_path, model, mem, 
     assert (got > 54) == (model == "STALL")
 
 
-def test_paper_000_figure_6_crisp_matches_actual(db_path):
-    con = gpudb.connect(db_path)
+def test_paper_000_figure_6_crisp_matches_actual(fresh_db):
+    con = gpudb.connect(fresh_db)
     # max(17 x 2, 20) + max(10 x 2, 11) = 34 + 20 = 54, the actual time at f/2
     assert con.execute("SELECT predict_crisp(31, 20, 17, 1, 2, 1)").fetchall() == [(54.0,)]
     con.close()
@@ -101,8 +101,8 @@ def test_critbw_bandwidth_bound_by_hand():
     np.testing.assert_allclose(got, [130.0])
 
 
-def test_every_predictor_is_null_in_null_out_and_exact_at_base(db_path):
-    con = gpudb.connect(db_path)
+def test_every_predictor_is_null_in_null_out_and_exact_at_base(fresh_db):
+    con = gpudb.connect(fresh_db)
     row = con.execute(
         "SELECT predict_crisp(NULL, 20, 17, 1, 2, 1), predict_critbw(100, NULL, 0, 80, 2, 1), "
         "predict_crisp(31, 20, 17, 1, 700, 700), predict_critbw(100, 30, 0, 80, 700, 700)"

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 import gpudb
 from sim.config import load_gpu, load_suite
@@ -20,7 +21,6 @@ from sim.sweep import plan
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
-REPO = Path(__file__).resolve().parent.parent
 GRID = ("--core-mhz", "700", "--mem-mhz", "924")
 SHORTS = ("short1", "short2", "short3", "short4")
 # ~5 s of simulation at 700 MHz (sim 7060df6): far longer than the short runs take, with room

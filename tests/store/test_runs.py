@@ -82,8 +82,8 @@ def _sim_db(path: Path):
     return con, gpu, kern, ensure_experiment(con, "runs", "test")
 
 
-def test_write_run_stores_a_run_once(db_path):
-    con, gpu, kern, eid = _sim_db(db_path)
+def test_write_run_stores_a_run_once(fresh_db):
+    con, gpu, kern, eid = _sim_db(fresh_db)
     result = simulate(gpu, kern, interval_instructions=50)
     assert write_run(con, result, eid) is True
     assert write_run(con, result, eid) is False
@@ -98,13 +98,13 @@ def test_write_run_stores_a_run_once(db_path):
     assert ensure_experiment(con, "runs", "other description") == eid == experiment_id("runs")
     assert con.execute("SELECT description FROM experiment").fetchall() == [("test",)]
     con.close()
-    assert {k: v for k, v in row_counts(db_path).items() if v} == {
+    assert {k: v for k, v in row_counts(fresh_db).items() if v} == {
         "gpu": 1, "pstate": 10, "kernel": 1, "experiment": 1, "run": 1,
         "interval": len(result.intervals)}
 
 
-def test_insert_runs_never_changes_a_stored_run(db_path):
-    con, gpu, kern, eid = _sim_db(db_path)
+def test_insert_runs_never_changes_a_stored_run(fresh_db):
+    con, gpu, kern, eid = _sim_db(fresh_db)
     stored = simulate(gpu, kern, 700, interval_instructions=50)
     new = simulate(gpu, kern, 300, interval_instructions=50)
     write_run(con, stored, eid)
@@ -126,8 +126,8 @@ def test_insert_runs_never_changes_a_stored_run(db_path):
     con.close()
 
 
-def test_insert_runs_takes_sql_and_a_failure_leaves_nothing(db_path):
-    con, gpu, kern, eid = _sim_db(db_path)
+def test_insert_runs_takes_sql_and_a_failure_leaves_nothing(fresh_db):
+    con, gpu, kern, eid = _sim_db(fresh_db)
     result = simulate(gpu, kern, interval_instructions=50)
     con.register("staged", pa.Table.from_pylist([dict(result.run, experiment_id=eid)]))
     bad = result.intervals.set_column(1, "idx", pa.array([-1] * len(result.intervals),
@@ -151,8 +151,8 @@ def test_insert_runs_takes_sql_and_a_failure_leaves_nothing(db_path):
     con.close()
 
 
-def test_metrics_and_parents_are_added_only_where_missing(db_path):
-    con, gpu, kern, eid = _sim_db(db_path)
+def test_metrics_and_parents_are_added_only_where_missing(fresh_db):
+    con, gpu, kern, eid = _sim_db(fresh_db)
     result = simulate(gpu, kern, interval_instructions=50)
     write_run(con, result, eid)
     rid = result.run["run_id"]

@@ -13,6 +13,7 @@ import types
 
 import pytest
 from click.testing import CliRunner
+from conftest import copy_db
 
 from gpudb.cli import cli
 from gpudb.sources import measure as m
@@ -91,8 +92,9 @@ def target(**kw):
 
 
 @pytest.fixture
-def con(tmp_path):
-    con = connect(tmp_path / "m.duckdb")
+def con(tmp_path, empty_db_template):
+    """An open connection to a migrated, empty file (a copy of the session's template)."""
+    con = connect(copy_db(empty_db_template, tmp_path / "m.duckdb"))
     yield con
     con.close()
 

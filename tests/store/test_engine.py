@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 from sqlalchemy import func, select, text
 
 import gpudb
@@ -68,7 +68,7 @@ def test_read_only_beside_writable_is_one_line(tiny_db):
 
 
 def test_readme_python_snippet_runs_as_printed(tiny_db, tmp_path, monkeypatch, capsys):
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (REPO / "README.md").read_text()
     snippet = readme.split("```python\n", 1)[1].split("```", 1)[0]
     assert 'gpudb.connect("lab.duckdb", read_only=True)' in snippet
     assert 'gpudb.engine("lab.duckdb", read_only=True)' in snippet

@@ -74,6 +74,10 @@ def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection
         stopped = isinstance(exc, KeyboardInterrupt) or interrupted(exc)
         try:
             con.execute("ROLLBACK")
+        except duckdb.ConnectionException:
+            # closed first (a stop unwinding the command closes it before an abandoned
+            # block is finalized): its transaction ended uncommitted with it
+            pass
         except duckdb.Error:
             # Ctrl-C or SIGTERM inside a fetch leaves a result DuckDB will not roll back
             # over; the transaction ends uncommitted when the connection closes

@@ -62,11 +62,8 @@ def predict(obj: Context, repeat):
     """
     from gpudb.bench.bench import bench_predict as run_bench
 
-    con = obj.connect(read_only=True)
-    try:
+    with obj.connection(read_only=True) as con:
         result = run_bench(con, repeat=repeat)
-    finally:
-        con.close()
     for line in result.lines():
         echo(line)
 

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import sys
 import time
+from collections.abc import Iterator
 
 import click
 import duckdb
@@ -44,6 +45,16 @@ class Context:
 
     def connect(self, read_only: bool | None = None) -> duckdb.DuckDBPyConnection:
         return db.connect(self.path, read_only=self.read_only if read_only is None else read_only)
+
+    @contextlib.contextmanager
+    def connection(self, read_only: bool | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The database opened for the block and closed after it, however it ends: the one
+        open/close of the commands."""
+        con = self.connect(read_only)
+        try:
+            yield con
+        finally:
+            con.close()
 
     def require_writable(self, what: str) -> None:
         """The one read-only guard: a command about to write says so and stops."""

@@ -26,11 +26,8 @@ def init(obj: Context):
 
         gpudb --db lab.duckdb init
     """
-    con = obj.connect()
-    try:
+    with obj.connection() as con:
         info = db.file_info(con)
-    finally:
-        con.close()
     echo(f"{obj.path}: gpudb database, schema version {info['schema_version']}")
 
 
@@ -45,8 +42,7 @@ def info(obj: Context, fmt):
 
         gpudb --db lab.duckdb info --format json
     """
-    con = obj.connect(read_only=True)
-    try:
+    with obj.connection(read_only=True) as con:
         meta = db.file_info(con)
         from gpudb.store.transfer import TABLES
         counts = []
@@ -66,8 +62,6 @@ def info(obj: Context, fmt):
         materialized = status(con)
         from gpudb.store.foreign import foreign_objects
         foreign = foreign_objects(con)
-    finally:
-        con.close()
     if fmt in HUMAN_FORMATS:
         echo(f"database:      {obj.path}")
         echo(f"schema:        version {meta['schema_version']} "
@@ -109,15 +103,12 @@ def sql(obj: Context, statement, fmt):
         statement = sys.stdin.read()
     if not statement.strip():
         raise GpudbError("no SQL given (pass it as an argument or on standard input)")
-    con = obj.connect()
-    try:
+    with obj.connection() as con:
         try:
             db.doing("running the SQL given")
             columns, rows = fetch(con, statement)
         except duckdb.Error as exc:
             raise GpudbError(f"SQL error: {error_line(exc)}") from None
-    finally:
-        con.close()
     if columns:
         output_rows(columns, rows, fmt)
 
@@ -135,11 +126,8 @@ def export(obj: Context, directory):
     """
     from gpudb.store.transfer import export as export_tables
 
-    con = obj.connect(read_only=True)
-    try:
+    with obj.connection(read_only=True) as con:
         counts = export_tables(con, directory)
-    finally:
-        con.close()
     total = sum(counts.values())
     echo(f"exported {len(counts)} tables ({total} rows) to {directory}")
 
@@ -168,11 +156,8 @@ def merge(obj: Context, source):
 
     if same_file(source, obj.path):
         raise GpudbError(f"cannot merge a database into itself: {source} is {obj.path}")
-    con = obj.connect()
-    try:
+    with obj.connection() as con:
         report = merge_runs(con, source)
-    finally:
-        con.close()
     others = ", ".join(f"{n} {t}" for t, n in report.rows_added.items() if t != "run" and n)
     echo(f"merged {source}: {report.runs_added} runs added, {report.runs_skipped} "
          f"already present" + (f"; also {others}" if others else ""))
@@ -202,9 +187,6 @@ def materialize(obj: Context):
     from gpudb.store.materialize import TABLE
     from gpudb.store.materialize import materialize as write_table
 
-    con = obj.connect()
-    try:
+    with obj.connection() as con:
         rows = write_table(con)
-    finally:
-        con.close()
     echo(f"{TABLE}: {rows} predictions written")

@@ -65,8 +65,7 @@ def _readable_demo(obj: Context, scope) -> None:
     from gpudb.control.results import evaluate as evaluate_policies
     from gpudb.present import demo
 
-    con = obj.connect(read_only=obj.read_only)
-    try:
+    with obj.connection(read_only=obj.read_only) as con:
         # one seed, the lowest (the demo sweeps seed 0), for accuracy and control alike
         seed = (interval_seeds(con, scope) or [None])[0]
         per_predictor, _ = accuracy_tables(con, scope.gpu, scope.suite, None, "run", seed)
@@ -100,8 +99,6 @@ def _readable_demo(obj: Context, scope) -> None:
             written = demo.write_figures(con, folder, figures)
         except GpudbError as missing:
             written, skipped = [], str(missing)
-    finally:
-        con.close()
     accuracy = demo.accuracy_summary(per_predictor)
     savings = demo.savings_summary(control)
     objectives = demo.objectives_summary(by_objective)
@@ -150,14 +147,11 @@ def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
     from gpudb.present import demo
 
     where = (f" --gpu {gpu}" if gpu != "gtx480" else "") + (f" --suite {suite}" if suite else "")
-    con = obj.connect(read_only=True)
-    try:
+    with obj.connection(read_only=True) as con:
         kernel = demo.demo_kernel(con, scope.suite) if scope.simulated else None
         top_mhz = first_row(con.execute(
             "SELECT max(core_mhz) FROM run WHERE gpu_id = ? AND policy = 'fixed'",
             [scope.gpu]))[0]
-    finally:
-        con.close()
     hints = [("query --list", "stored analyses"),
              ("query mape_by_kernel", "accuracy per kernel"),
              ("query savings -p objective edp", "savings per kernel and policy"),

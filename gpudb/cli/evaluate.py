@@ -90,11 +90,8 @@ def _needs_sweep(obj: Context, scope, seed: int | None = None) -> bool:
     from gpudb.analysis.evaluate import missing_sweep
 
     # a writable open migrates a file from an older gpudb before it is looked at
-    con = obj.connect(read_only=obj.read_only)
-    try:
+    with obj.connection(read_only=obj.read_only) as con:
         return missing_sweep(con, scope.gpu, scope.suite, seed)
-    finally:
-        con.close()
 
 
 def _seeds_line(seeds: list[int] | None) -> str | None:
@@ -135,8 +132,7 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
         predictor_coverage,
     )
 
-    con = obj.connect(read_only=True)
-    try:
+    with obj.connection(read_only=True) as con:
         check_base_mhz(con, scope, base_mhz)
         applies, absent = predictor_coverage(con, scope.gpu, scope.suite, granularity)
         if seeds:
@@ -146,8 +142,6 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
         else:
             per_predictor, per_kernel = accuracy_tables(con, scope.gpu, scope.suite, base_mhz,
                                                         granularity)
-    finally:
-        con.close()
     if fmt in HUMAN_FORMATS and _seeds_line(seeds):
         echo(_seeds_line(seeds))
     if fmt in HUMAN_FORMATS:
@@ -193,15 +187,12 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
                         fmt: str) -> None:
     from gpudb.analysis.evaluate_grid import default_base, grid_tables, has_grid
 
-    con = obj.connect(read_only=True)
-    try:
+    with obj.connection(read_only=True) as con:
         if not has_grid(con, scope.gpu):
             return
         top = default_base(con, scope.gpu)
         base = (base_mhz or top[0], base_mem_mhz or top[1])
         summary, heat, per_kernel = grid_tables(con, scope.gpu, scope.suite, base, folds)
-    finally:
-        con.close()
     if not summary.rows:
         if fmt in HUMAN_FORMATS:
             echo(f"\nno predictions from base {base[0]:g}/{base[1]:g} MHz (core/memory)"
@@ -247,8 +238,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
     from gpudb.control.results import REPLAY_PREDICTORS
     from gpudb.control.results import evaluate as evaluate_policies
 
-    con = obj.connect(read_only=obj.read_only)
-    try:
+    with obj.connection(read_only=obj.read_only) as con:
         if has_interval_runs(con, scope):
             obj.require_writable("gpudb evaluate control (into control_result)")
             # each seed replayed on its own runs; without --seeds every seed the database
@@ -296,8 +286,6 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
             tables = [(objective, None, run_static_table(con, scope, objective, max_loss_pct))
                       for objective in objectives]
             what = "static optimal savings (%) against the highest setting"
-    finally:
-        con.close()
     for objective, energy_scope, table in tables:
         if fmt in HUMAN_FORMATS:
             echo(f"\n{what}, objective {objective}"
@@ -400,16 +388,13 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
                     as progress, db.unbounded():
                 run_equalizer(obj.path, gpu, suite, list(kernels) or None, progress=progress,
                               seed=seed)
-    con = obj.connect(read_only=True)
-    try:
+    with obj.connection(read_only=True) as con:
         tables = []
         for seed in seeds or [None]:
             columns, rows = run_query(con, "equalizer_vs_static", {
                 "gpu_id": gpu, "suite": suite_name, "kernels": "each" if per_kernel else None,
                 "seed": None if seed is None else str(seed)})
             tables.append(Table(columns, rows))
-    finally:
-        con.close()
     table = equalizer_over_seeds(tables)
     columns, rows = table.columns, table.rows
     if not rows:
@@ -448,12 +433,9 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
     from gpudb.analysis.evaluate import PAPER_CLASSES, class_tables, length_line
 
     scope = _scope(obj, gpu, suite, do_sweep)
-    con = obj.connect(read_only=True)
-    try:
+    with obj.connection(read_only=True) as con:
         summary, kernels = class_tables(con, scope.gpu, scope.suite)
         length = length_line(con, scope.gpu, scope.suite)
-    finally:
-        con.close()
     if not kernels.rows:
         raise GpudbError(f"no per-interval counters for {scope.gpu} ({_suite_label(scope)}): "
                          "workload classes need simulated runs")

@@ -38,11 +38,8 @@ def query(obj: Context, name, list_queries, params, fmt):
                 for q in stored_queries().values()]
         output_rows(["query", "parameters", "description"], rows, fmt)
         return
-    con = obj.connect(read_only=True)
-    try:
+    with obj.connection(read_only=True) as con:
         columns, rows = run_query(con, name, resolve_names(con, dict(params)))
-    finally:
-        con.close()
     output_rows(columns, rows, fmt)
 
 
@@ -80,11 +77,8 @@ def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
     if not out:
         raise GpudbError("--out FILE is required (.png, .svg or .pdf)")
     plots.check_out(out)
-    con = obj.connect(read_only=True)
-    try:
+    with obj.connection(read_only=True) as con:
         path = plots.render(con, name, dict(params), out, dpi=dpi)
-    finally:
-        con.close()
     echo(f"wrote {path}", err=True)
 
 
@@ -105,9 +99,6 @@ def report(obj: Context, out_dir):
     """
     from gpudb.present.report import build
 
-    con = obj.connect(read_only=True)
-    try:
+    with obj.connection(read_only=True) as con:
         path = build(con, obj.path, out_dir)
-    finally:
-        con.close()
     echo(f"wrote {path}")

@@ -40,14 +40,11 @@ def ingest(obj: Context, files, mapping_path, experiment, suite):
     from gpudb.sources.mapping import load_mapping
 
     mapping = load_mapping(mapping_path)
-    con = obj.connect()
-    try:
+    with obj.connection() as con:
         with click.progressbar(length=len(files), label="validating", file=sys.stderr,
                                hidden=len(files) < 2) as bar:
             reports = ingest_files(con, list(files), mapping, experiment,
                                    progress=lambda _name: bar.update(1), suite=suite)
-    finally:
-        con.close()
     _echo_reports(reports, lambda r: (
         f"{r.rows} rows, {r.runs_added} runs added, {r.runs_present} already present, "
         f"{r.metrics_added} metric values"
@@ -94,12 +91,9 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 
     # the logs first: one refused, or a command killed while reading, leaves no new file
     read = read_logs(list(paths), power_report)
-    con = obj.connect()
-    try:
+    with obj.connection() as con:
         reports = ingest_logs(con, list(paths), power_report, experiment, gpu_id, suite,
                               read=read)
-    finally:
-        con.close()
     _echo_reports(reports, lambda r: (
         f"{r.launches} launch{'es' if r.launches != 1 else ''}, {r.runs_added} runs added, "
         f"{r.runs_present} already present, {r.metrics_added} metric values, "

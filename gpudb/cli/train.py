@@ -78,8 +78,7 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
     from gpudb.train import wu_model
 
     names = [f.strip() for f in features.split(",") if f.strip()] if features else None
-    con = obj.connect()
-    try:
+    with obj.connection() as con:
         if base == "all":
             columns, rows = wu_model.train_many(
                 con, gpu_id, cluster_counts=(clusters,), train_fraction=train_fraction,
@@ -95,8 +94,6 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
             columns, rows = wu_model.validation_table(con, report.model_id)
             echo(f"model_id {report.model_id}", err=fmt not in HUMAN_FORMATS)
             echo(report.summary(), err=fmt not in HUMAN_FORMATS)
-    finally:
-        con.close()
     output_rows(columns, rows, fmt)
 
 
@@ -133,12 +130,9 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
         core, mem = (float(v) for v in base.split(","))
     except ValueError:
         raise GpudbError(f"--base takes CORE_MHZ,MEM_MHZ, e.g. 700,700; got {base!r}") from None
-    con = obj.connect()
-    try:
+    with obj.connection() as con:
         calibration_id, result = wangchu_fit.train(con, gpu_id, core, mem, suite,
                                                    list(kernels) or None)
-    finally:
-        con.close()
     echo(f"calibration_id {calibration_id} (method least_squares): RMS time error "
          f"{result.rms_error_pct:.2f}% over {result.n_rows} (kernel, setting) pairs",
          err=fmt not in HUMAN_FORMATS)
@@ -201,11 +195,8 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
     if from_file:
         if baseline:
             raise GpudbError("--baseline applies to a simulated calibration, not --from-file")
-        con = obj.connect()
-        try:
+        with obj.connection() as con:
             report = cal.calibrate_from_file(con, gpu, from_file)
-        finally:
-            con.close()
         summary = f"from {from_file}"
     else:
         from sim.config import available
@@ -221,11 +212,8 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
          f"{summary}; {report.seconds:.1f} s)", err=fmt not in HUMAN_FORMATS)
     output_rows(*report.table(), fmt)
     if report.method == "microbenchmark" and fmt in HUMAN_FORMATS:
-        con = obj.connect(read_only=True)
-        try:
+        with obj.connection(read_only=True) as con:
             columns, rows = cal.eq4_points(con, report.gpu_id)
-        finally:
-            con.close()
         echo("\neq. 4, DRAM latency against core_f/mem_f: each pointer-chase run, the "
              "fitted line and paper 003's GTX 980 line (core cycles):")
         output_rows(columns, rows, fmt)

@@ -1197,7 +1197,7 @@ def write_mappings(directory: Path) -> dict[str, Path]:
 def run_bounded_classes(fuzz: Fuzz, inputs: Path, targets: dict[str, Path], wanted) -> None:
     """The expr and size classes (issue 31), in this process on the api target: a valid case
     must be accepted and write its runs, any other refused in one line writing nothing."""
-    import gpudb.sources.ingest as ingest_module
+    import gpudb.sources.ingest_read as ingest_module  # where the bound is read
 
     api = gpudb.connect(targets["api"])
     bound = ingest_module.MAX_CELLS

@@ -190,7 +190,7 @@ def test_the_checks_see_what_they_check():
     import inside a function, and none of the TYPE_CHECKING-only ones."""
     found = {(i.source, i.target) for i in _imports()}
     assert ("gpudb", "gpudb.store.db") in found
-    assert ("gpudb.cli", "click") in found
+    assert ("gpudb.cli.common", "click") in found
     assert ("gpudb.train.calibrate", "gpudb.simulate.sweep") in found   # inside calibrate()
     assert ("gpudb.store.runs", "sim.model") not in found               # TYPE_CHECKING only
     assert {"gpudb.store", "gpudb.predictors", "gpudb.analysis", "gpudb.present"} <= set(_modules())

@@ -634,7 +634,7 @@ def test_a_parquet_file_of_more_values_than_ingest_holds_is_refused_before_it_is
 def test_a_csv_file_is_measured_by_its_lines_before_it_is_read(tmp_path, fresh_db,
                                                                 monkeypatch):
     """The CSV bound counts lines (a header and 8 rows of 6 columns: 48 values)."""
-    import gpudb.sources.ingest as ingest_module
+    import gpudb.sources.ingest_read as ingest_module  # where the bound is read
 
     csv_path, mapping = tmp_path / "tiny.csv", tmp_path / "tiny.toml"
     csv_path.write_text(TINY_CSV)

@@ -312,7 +312,7 @@ def test_an_expression_running_past_its_time_bound_is_one_line(monkeypatch):
     import numpy as np
     import pyarrow as pa
 
-    import gpudb.sources.ingest as ingest_module
+    import gpudb.sources.ingest_expressions as ingest_module  # where the bound is read
     from gpudb.sources.mapping import Derived
 
     rows = 4_000_000

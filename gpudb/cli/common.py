@@ -1,0 +1,355 @@
+"""The `gpudb` command line: one click group; commands open the database, call the library
+and print through :func:`output_rows`. Errors are one line and a non-zero exit."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import time
+from collections.abc import Iterator
+
+import click
+import duckdb
+
+from gpudb.present.output import (
+    FORMATS,
+    error_line,
+    format_rows,
+    json_records,
+    printable,
+)
+from gpudb.store import db, trust
+from gpudb.store.db import GpudbError
+
+
+def echo(message: str = "", **kwargs) -> None:
+    """click.echo for every line gpudb prints: names and values from files are escaped where
+    they are put in (:func:`gpudb.present.output.printable`), and this last pass keeps any control
+    character that slipped through (but the line breaks and tabs of gpudb's own layout) off the
+    terminal."""
+    click.echo(printable(message, keep="\n\t"), **kwargs)
+
+
+class _OneLineError(click.ClickException):
+    """A gpudb error shown as one line with what came from a file escaped."""
+
+    def __init__(self, message: str):
+        super().__init__(printable(message))
+
+
+class Context:
+    def __init__(self, path: str, read_only: bool):
+        self.path = path
+        self.read_only = read_only
+
+    def connect(self, read_only: bool | None = None) -> duckdb.DuckDBPyConnection:
+        return db.connect(self.path, read_only=self.read_only if read_only is None else read_only)
+
+    @contextlib.contextmanager
+    def connection(self, read_only: bool | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The database opened for the block and closed after it, however it ends: the one
+        open/close of the commands."""
+        con = self.connect(read_only)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def require_writable(self, what: str) -> None:
+        """The one read-only guard: a command about to write says so and stops."""
+        if self.read_only:
+            raise GpudbError(f"{what} writes the database; drop --read-only")
+
+
+def friendly_errors(command):
+    """Turn gpudb and DuckDB errors, and the simulator's configuration errors, into one-line
+    click errors (exit code 1)."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except GpudbError as exc:
+            raise _OneLineError(db.ran_over() or str(exc)) from None
+        except duckdb.Error as exc:  # the time bound's interrupt included
+            raise _OneLineError(db.ran_over() or error_line(exc)) from None
+        except RuntimeError as exc:
+            if db.interrupted(exc):  # Ctrl-C while DuckDB ran a query
+                raise KeyboardInterrupt from None
+            raise
+        except ValueError as exc:
+            # sim.config.ConfigError (a ValueError: sim does not import gpudb); importing the
+            # simulator here would load numba for every command, and unloaded it raised none
+            config = sys.modules.get("sim.config")
+            if config is None or not isinstance(exc, config.ConfigError):
+                raise
+            raise _OneLineError(str(exc)) from None
+    return wrapper
+
+
+class _UsageLine(click.UsageError):
+    """A usage error shown as one line naming the help to read (click shows four)."""
+
+    def __init__(self, error: click.UsageError, command_path: str):
+        message = error.format_message().strip().rstrip(".")
+        if message[1:2].islower():
+            message = message[0].lower() + message[1:]
+        super().__init__(f"{message} (see {command_path} --help)", error.ctx)
+
+    def show(self, file=None) -> None:
+        echo(f"Error: {self.format_message()}", file=file, err=file is None)
+
+
+class _OneLineUsage:
+    """Mixin of gpudb's commands and groups: their usage errors are one line, exit 2."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except _UsageLine:
+            raise
+        except click.UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # the help itself
+                raise
+            path = f"{parent.command_path} {info_name}" if parent else info_name
+            raise _UsageLine(exc, path) from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except _UsageLine:
+            raise
+        except click.UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                raise
+            raise _UsageLine(exc, (exc.ctx or ctx).command_path) from None
+
+
+class Command(_OneLineUsage, click.Command):
+    pass
+
+
+class Group(_OneLineUsage, click.Group):
+    command_class = Command
+    group_class = type  # subgroups are Groups too
+
+
+def writes(command):
+    """For commands that always write: stop under --read-only before doing anything."""
+    @functools.wraps(command)
+    def wrapper(obj: Context, *args, **kwargs):
+        # the command path without the program name, which differs between entry points
+        path = click.get_current_context().command_path.split(" ", 1)[1]
+        obj.require_writable(f"gpudb {path}")
+        return command(obj, *args, **kwargs)
+    return wrapper
+
+
+def _gpu_name(ctx, param, value):
+    """--gpu is a GPU name everywhere; a path is an error that says where files go."""
+    if value is not None and ("/" in value or "\\" in value or value.endswith(".toml")):
+        raise click.BadParameter(f"takes a GPU name (a gpu_id in the database or a shipped "
+                                 f"simulator configuration), not a path: {value} (sweep, "
+                                 "control and bench sim take a file of your own as "
+                                 "--gpu-config)")
+    return value
+
+
+def simulator_gpu_options(command):
+    """--gpu NAME (a shipped configuration) and --gpu-config PATH (one of your own) of the
+    commands that simulate; the command gets one ``gpu``: the file if given, else the name."""
+    @functools.wraps(command)
+    def wrapper(*args, gpu, gpu_config, **kwargs):
+        return command(*args, gpu=gpu_config or gpu, **kwargs)
+    wrapper = click.option(
+        "--gpu-config", type=click.Path(dir_okay=False, exists=True),
+        help="A GPU configuration file of your own (TOML like fixtures/gpus/*.toml), "
+             "instead of --gpu.")(wrapper)
+    return click.option(
+        "--gpu", default="gtx480", show_default=True, callback=_gpu_name,
+        help="Simulated GPU: a shipped configuration (gtx480, gtx980, hd7970).")(wrapper)
+
+
+def output_options(command):
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
+                        show_default=True, help="Output format.")(command)
+
+
+def param_option(command):
+    return click.option("-p", "--param", "params", nargs=2, multiple=True,
+                        metavar="NAME VALUE", help="Query parameter (repeatable).")(command)
+
+
+def output_rows(columns: list[str], rows: list[tuple], fmt: str, name: str | None = None) -> None:
+    """Print one table of a command's output. A command that prints several names each one:
+    with 'json' they are gathered into one object of named tables, printed once when the
+    command has succeeded (one document for a parser; nothing on failure); with 'csv' each
+    starts with a line '# table: NAME'. A command printing one table prints it bare."""
+    if name is not None and fmt == "json":
+        tables = click.get_current_context().meta.setdefault(_JSON_TABLES, {})
+        tables[name] = json_records(columns, rows)
+        return
+    if name is not None and fmt == "csv":
+        echo(f"# table: {name}")
+    echo(format_rows(columns, rows, fmt), nl=False)
+
+
+# Commands that keep what they finished when interrupted (runs of a sweep, a measurement): a
+# new database file they created stays. Every other command writes all or nothing.
+KEEP_ON_INTERRUPT = frozenset({"sweep", "demo", "measure", "control", "evaluate", "bench",
+                               "calibrate"})
+
+
+# Commands that only read a database (merge: its source), whatever it holds, and so end
+# within --timeout-s (a table of a billion rows, an object computing for hours)
+TIME_BOUNDED = frozenset({"info", "query", "sql", "plot", "report", "export", "merge",
+                          "evaluate", "materialize", "train"})
+DEFAULT_TIMEOUT_S = 300.0
+
+
+@contextlib.contextmanager
+def _exit_on_stop():
+    """SIGTERM or SIGHUP stop the command as Ctrl-C does (its clean-up runs, a new file goes),
+    and it exits 128 + the signal's number, saying nothing was written."""
+    import signal
+
+    from gpudb.store.stop_signals import stop_on_signals
+
+    fired: list[int] = []
+    try:
+        with stop_on_signals() as fired:
+            yield
+    except KeyboardInterrupt as stop:
+        # Ctrl-C too: one line and 130, not click's "Aborted!" and 1
+        signum = getattr(stop, "signum", None) or (fired[0] if fired else signal.SIGINT)
+        echo(f"interrupted ({signal.Signals(signum).name}): nothing written", err=True)
+        sys.exit(128 + signum)
+
+
+@contextlib.contextmanager
+def _exit_on_interrupt():
+    """The commands that keep finished work say what they kept where they stop; a Ctrl-C
+    anywhere else in them (before their work, between its steps) ends in one line and exit
+    130 as well, not click's "Aborted!" and 1."""
+    import signal
+
+    try:
+        yield
+    except KeyboardInterrupt as stop:
+        signum = getattr(stop, "signum", None) or signal.SIGINT
+        echo(f"interrupted ({signal.Signals(signum).name}): what finished before it is kept",
+             err=True)
+        sys.exit(128 + signum)
+
+
+@contextlib.contextmanager
+def _built_aside(db_path):
+    """trust.built_aside, its one failure of its own (the path taken meanwhile) one line."""
+    try:
+        with trust.built_aside(db_path):
+            yield
+    except GpudbError as exc:
+        raise _OneLineError(str(exc)) from None
+
+
+_JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by nested commands
+
+
+def _numbers(kind):
+    """Parse '700,600' (or a repeated option) into a list of numbers."""
+    def convert(ctx, param, values):
+        out = []
+        for value in values:
+            for part in str(value).split(","):
+                if part.strip():
+                    try:
+                        out.append(kind(part))
+                    except ValueError:
+                        raise click.BadParameter(f"{part!r} is not a number") from None
+        return out or None
+    return convert
+
+
+def _seeds(ctx, param, values):
+    """Parse '0,1,2' (or a repeated option) into a list of distinct seeds >= 0, in order."""
+    seeds = _numbers(int)(ctx, param, values)
+    if seeds is None:
+        return None
+    if any(s < 0 for s in seeds):
+        raise click.BadParameter(f"seeds are integers >= 0, got {min(seeds)}")
+    return list(dict.fromkeys(seeds))
+
+
+def seeds_option(command):
+    """--seeds of the evaluations: each seed's runs evaluated on their own, then each figure's
+    mean over the seeds with a 95% interval."""
+    return click.option(
+        "--seeds", multiple=True, callback=_seeds, metavar="LIST",
+        help="Seeds to evaluate, e.g. 0,1,2: each figure on each seed's runs alone, reported "
+             "as the mean over the seeds and the half-width of its 95% interval "
+             "(<figure>_ci95 columns: Student's t with n-1 degrees of freedom over the "
+             "per-seed figures; 'seeds' counts them); a verdict against a paper counts the "
+             "paper's figure inside the interval as a match. Seeds the database lacks are "
+             "simulated first (simulated GPUs). Default: every seed the database has, "
+             "pooled.")(command)
+
+
+_LOG_EVERY_S = 5.0   # seconds between progress lines when stderr is not a terminal
+
+
+@contextlib.contextmanager
+def run_progress(label: str, rate: bool = False):
+    """A ``progress(done, total[, instructions])`` callback drawing a bar on stderr (with the
+    simulation rate when ``rate``). A sweep stopped by Ctrl-C, SIGTERM or SIGHUP
+    (SweepInterrupted) says what it kept and exits 130, 143 or 129."""
+    from gpudb.simulate.sweep import SweepInterrupted
+
+    state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0,
+             "said": time.perf_counter()}
+    # click draws no bar where stderr is not a terminal (a log, CI, nohup): a line every few
+    # seconds there instead, so a long sweep is seen to move
+    terminal = sys.stderr.isatty()
+
+    def progress(done, total, instructions=None):
+        if instructions is not None:
+            state["instructions"] = instructions
+        if not terminal:
+            now = time.perf_counter()
+            if total and (now - state["said"] >= _LOG_EVERY_S or done == total):
+                state["said"] = now
+                echo(f"{label}: {done}/{total} runs" + (f", {_rate(state)}" if rate else "")
+                     + f", {now - state['start']:.0f} s", err=True)
+            state["done"] = done
+            return
+        if state["bar"] is None:
+            state["bar"] = click.progressbar(
+                length=total, label=label, file=sys.stderr, show_pos=True, show_eta=True,
+                item_show_func=(lambda _: _rate(state)) if rate else None)
+            state["bar"].__enter__()
+        state["bar"].update(done - state["done"], current_item=done)
+        state["done"] = done
+
+    def close():
+        if state["bar"] is not None:
+            state["bar"].__exit__(None, None, None)
+            state["bar"] = None
+
+    try:
+        yield progress
+    except SweepInterrupted as stop:
+        close()
+        import signal
+
+        echo(f"interrupted ({signal.Signals(stop.signum).name}): "
+             f"{stop.summary['runs_added']} runs written and kept; "
+             "run the same command again to resume", err=True)
+        sys.exit(128 + stop.signum)
+    finally:
+        close()
+
+
+def _rate(state) -> str:
+    elapsed = time.perf_counter() - state["start"]
+    return f"{state['instructions'] / max(elapsed, 1e-9) / 1e6:.1f} M warp instr/s"
+
+

@@ -1,0 +1,184 @@
+"""``gpudb demo``: the papers' headline results reproduced on the simulator, as short tables
+with the papers' figures beside ours.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import textwrap
+from pathlib import Path
+
+import click
+
+from gpudb.cli.common import Context, echo, friendly_errors, output_rows, run_progress, writes
+from gpudb.cli.evaluate import (
+    _scope,
+    _suite_label,
+    evaluation_options,
+    print_accuracy,
+    print_control,
+)
+from gpudb.cli.main import cli
+from gpudb.store import db
+from gpudb.store.db import GpudbError, first_row
+
+
+@cli.command()
+@evaluation_options
+@click.pass_obj
+@friendly_errors
+@writes
+def demo(obj: Context, gpu, suite):
+    """The main job: simulate the default suite on gtx480 at every core P-state (reusing runs
+    already in the database), then print the predictors' accuracy (paper 000 figure 8) and
+    the DVFS controllers' EDP savings (figures 11-12) with the papers' figures beside ours.
+    With a measured GPU in the database, the same tables on its runs.
+
+    Example:
+
+        gpudb demo            # into ./gpudb.duckdb; gpudb --db other.duckdb demo
+    """
+    scope = _scope(obj, gpu, suite, do_sweep=True)
+    echo(f"gpudb demo: {_suite_label(scope)} on {scope.gpu} into {obj.path}"
+         + (" (synthetic kernels)" if scope.simulated else ""))
+    if scope.simulated:
+        _readable_demo(obj, scope)
+    else:
+        print_accuracy(obj, scope, None, "run", "table")
+        print_control(obj, scope, ["edp"], 1.0, "table")
+    hints = _demo_hints(obj, scope, gpu, suite)
+    # the hints leave out --db: one export line instead keeps each within the demo's width
+    export = ("" if obj.path == db.DEFAULT_DB
+              else f" (first: export GPUDB_DB={shlex.quote(str(obj.path))})")
+    echo(f"\nnext{export}:\n" + "\n".join(textwrap.indent(h, "  ") for h in hints))
+
+
+def _readable_demo(obj: Context, scope) -> None:
+    """The simulated GPU's accuracy and savings as short tables beside paper 000's figures
+    with a verdict, the figures in gpudb-figures/ next to the database, and a closing
+    paragraph (gpudb.present.demo)."""
+    from gpudb.analysis.evaluate import accuracy_tables, control_table, interval_seeds
+    from gpudb.control import schedule_run
+    from gpudb.control.results import REPLAY_PREDICTORS
+    from gpudb.control.results import evaluate as evaluate_policies
+    from gpudb.present import demo
+
+    with obj.connection(read_only=obj.read_only) as con:
+        # one seed, the lowest (the demo sweeps seed 0), for accuracy and control alike
+        seed = (interval_seeds(con, scope) or [None])[0]
+        per_predictor, _ = accuracy_tables(con, scope.gpu, scope.suite, None, "run", seed)
+        obj.require_writable("gpudb demo (into control_result)")
+        # the achievable bound of the table below: the EDP schedule run in the closed loop
+        with run_progress("dynamic optimal runs") as progress:
+            schedule_run.simulate(con, ["edp"], 1.0, scope.gpu, scope.suite, ("chip",),
+                                  progress=progress, seeds=[seed], workers=os.cpu_count() or 1)
+        # EDP in both energy scopes (the figures count the run's), the other objectives in
+        # the chip's, the papers'
+        others = ["ed2p", "energy", "energy_perf"]
+        with click.progressbar(length=(2 + len(others)) * (2 * len(REPLAY_PREDICTORS) + 1),
+                               label="replaying", file=sys.stderr) as bar:
+            evaluate_policies(con, REPLAY_PREDICTORS, ["edp"], 1.0, scope.gpu, scope.suite,
+                              progress=lambda _step: bar.update(1), scopes=("chip", "run"),
+                              seeds=[seed])
+            evaluate_policies(con, REPLAY_PREDICTORS, others, 1.0, scope.gpu, scope.suite,
+                              progress=lambda _step: bar.update(1), scopes=("chip",),
+                              seeds=[seed])
+        # compared with paper 000 in its energy scope: the chip's, no board power
+        by_objective = {objective: control_table(con, scope.gpu, scope.suite, objective, 1.0,
+                                                 "chip", seed)
+                        for objective in ("edp", *others)}
+        control = by_objective["edp"]
+        length = demo.kernel_length_line(con, scope.gpu, scope.suite, seed,
+                                         "chip scope (no board power, papers 000 and 004's)")
+        kernel = demo.demo_kernel(con, scope.suite)
+        figures = demo.demo_figures(scope.gpu, scope.suite, kernel)
+        folder = Path(obj.path).resolve().parent / demo.FIGURES_DIR
+        try:
+            written = demo.write_figures(con, folder, figures)
+        except GpudbError as missing:
+            written, skipped = [], str(missing)
+    accuracy = demo.accuracy_summary(per_predictor)
+    savings = demo.savings_summary(control)
+    objectives = demo.objectives_summary(by_objective)
+    def caption(text: str) -> None:
+        echo("\n" + textwrap.fill(text, width=DEMO_WIDTH))
+
+    if length:
+        echo(textwrap.fill(length, width=DEMO_WIDTH))
+    caption("Prediction error (paper 000 figure 8), whole runs: MAPE % from the highest core "
+            "P-state to each lower one (columns: target core MHz; all: over every target; "
+            "paper: paper 000's). critbw reads as crit: CRIT+BW adds a prefetcher's stalls "
+            "(the simulator has none) and a DRAM bound:")
+    output_rows(accuracy.columns, accuracy.rows, "table")
+    caption("EDP saving % against always running at the highest P-state (paper 000 figures "
+            "11-12), chip energy (no board power, as the paper's), mean over the kernels: "
+            "EDP, time: the papers' controller as they give it; g: with gpudb's guard "
+            "(\"Where gpudb differs from the papers\" in README.md); paper: paper 000's. The "
+            "first rows are offline bounds (dynamic_optimal_run: the dynamic optimal's "
+            "schedule as the simulator runs it):")
+    output_rows(savings.columns, savings.rows, "table")
+    echo(textwrap.fill(demo.verdict_rule(), width=DEMO_WIDTH))
+    caption("Every objective, the bounds and gpudb's guarded controllers, chip energy, mean "
+            "over the kernels, savings % against the highest P-state: EDP, ED2P; E: energy "
+            "(the energy objective), E/dyn and E/mless its fraction of the dynamic optimal's "
+            "and of perfect memoryless's saving (paper 004 section 4.3; its best controller: "
+            f"{demo.PAPER_004_FRACTION['dynamic']:.2f} and "
+            f"{demo.PAPER_004_FRACTION['memoryless']:.2f}); 1% E: energy within 1% slowdown, "
+            "slow and worst: its mean and worst kernel's slowdown %:")
+    output_rows(objectives.columns, objectives.rows, "table")
+    if written:
+        echo("\nfigures, each with the command that draws it again:")
+        for path, (name, params) in zip(written, figures, strict=True):
+            echo(f"  {path}\n" + textwrap.indent(
+                demo.redraw_command(name, params, path.name, DEMO_WIDTH - 4), "    "))
+    else:
+        echo(f"\nno figures: {skipped}")
+    echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=DEMO_WIDTH))
+
+
+DEMO_WIDTH = 100   # the demo's lines and tables fit this many columns
+
+
+def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
+    """The commands to try after the demo, for the GPU and suite it ran on (without --db: the
+    demo prints the GPUDB_DB to export first), each with what it shows."""
+    from gpudb.present import demo
+
+    where = (f" --gpu {gpu}" if gpu != "gtx480" else "") + (f" --suite {suite}" if suite else "")
+    with obj.connection(read_only=True) as con:
+        kernel = demo.demo_kernel(con, scope.suite) if scope.simulated else None
+        top_mhz = first_row(con.execute(
+            "SELECT max(core_mhz) FROM run WHERE gpu_id = ? AND policy = 'fixed'",
+            [scope.gpu]))[0]
+    hints = [("query --list", "stored analyses"),
+             ("query mape_by_kernel", "accuracy per kernel"),
+             ("query savings -p objective edp", "savings per kernel and policy"),
+             # the accuracy table's 'all' column by hand: whole runs from the highest P-state
+             ('sql "SELECT predictor, round(100 * avg(abs(predicted_ns - actual_ns)\n'
+              "        / actual_ns), 1) AS mape_pct FROM prediction WHERE granularity = 'run'\n"
+              f"        AND base_core_mhz = {top_mhz:g} AND target_core_mhz < {top_mhz:g} "
+              'GROUP BY ALL ORDER BY ALL"', "the accuracy table's 'all' column, in SQL")]
+    if not scope.simulated:
+        return _aligned([*hints, (f"evaluate control{where} --objective energy_perf",
+                                  "energy within 1% slowdown")])
+    return _aligned([
+        *hints,
+        (f"query clock_trace -p kernel_id {kernel.split('/', 1)[1]}", "clocks per controller"),
+        (f"evaluate control{where} --objective energy_perf", "energy within 1% slowdown"),
+        (f"evaluate control{' --gpu ' + gpu if gpu != 'gtx480' else ''} --suite long "
+         "--seeds 0,1,2 --scope chip", "paper scale, 3 seeds"),
+        (f"evaluate classes{where}", "the kernels' classes"),
+        (f"control{where} --predictor crisp_gpudb --kernel {kernel.split('/', 1)[1]}",
+         "closed loop")])
+
+
+def _aligned(hints: list[tuple[str, str]]) -> list[str]:
+    """'gpudb COMMAND   # what it shows', the comments aligned; a command of several lines
+    (SQL in quotes, where a '#' would be part of the string) gets its comment on a line of
+    its own above it."""
+    width = max(len(command) for command, _ in hints if "\n" not in command)
+    return [f"# {what}:\ngpudb {command}" if "\n" in command
+            else f"gpudb {command}" + " " * (width - len(command) + 2) + f"# {what}"
+            for command, what in hints]

@@ -1,0 +1,81 @@
+"""The root group ``gpudb`` (global options: --db, --read-only, --wide, --timeout-s) and
+the entry point; the commands register on it from their group's module.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from gpudb.cli.common import (
+    _JSON_TABLES,
+    DEFAULT_TIMEOUT_S,
+    KEEP_ON_INTERRUPT,
+    TIME_BOUNDED,
+    Context,
+    Group,
+    _built_aside,
+    _exit_on_interrupt,
+    _exit_on_stop,
+    echo,
+)
+from gpudb.present import output
+from gpudb.store import db, trust
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", "db_path", envvar="GPUDB_DB", default=db.DEFAULT_DB, show_default=True,
+              type=click.Path(), help="Database file (env GPUDB_DB).")
+@click.option("--read-only", is_flag=True, help="Open the database without writing.")
+@click.option("--wide", is_flag=True, envvar="GPUDB_WIDE",
+              help="Never cut table text to the terminal's width (env GPUDB_WIDE=1).")
+@click.option("--timeout-s", type=click.FloatRange(min=0), envvar="GPUDB_TIMEOUT_S",
+              default=DEFAULT_TIMEOUT_S, show_default=True,
+              help="Stop info, query, sql, plot, report, export, merge, evaluate, "
+                   "materialize and train after this many seconds, naming what they were "
+                   "reading (simulation inside evaluate does not count; 0: no bound; env "
+                   "GPUDB_TIMEOUT_S).")
+@click.version_option(package_name="gpudb-dvfs")
+@click.pass_context
+def cli(ctx, db_path, read_only, wide, timeout_s):
+    """gpudb: an experiment database for GPU DVFS research.
+
+    Keeps simulated and measured runs of GPU kernels at many core/memory frequency settings
+    in one DuckDB file, with performance predictors as SQL functions and stored queries.
+
+    Example:
+
+        gpudb --db lab.duckdb init && gpudb --db lab.duckdb info
+    """
+    ctx.obj = Context(db_path, read_only)
+    # a failed command creates no file; nor does an interrupted one that writes all or nothing
+    all_or_nothing = ctx.invoked_subcommand not in KEEP_ON_INTERRUPT
+    if all_or_nothing:
+        # SIGTERM and SIGHUP unwind like Ctrl-C (the commands that keep work on an
+        # interrupt install this around their own work); outside the next, which removes
+        # the new file on the way out
+        ctx.with_resource(_exit_on_stop())
+        # a new file is built aside and put in place on success: not even kill -9 leaves one
+        ctx.with_resource(_built_aside(db_path))
+    else:
+        ctx.with_resource(_exit_on_interrupt())
+    ctx.with_resource(trust.no_new_file_on_error(db_path, on_interrupt=all_or_nothing))
+    if ctx.invoked_subcommand in TIME_BOUNDED:
+        ctx.with_resource(db.time_bound(timeout_s))
+    # Ctrl-C stops a statement DuckDB is running, which Python's handler alone cannot
+    ctx.with_resource(db.interrupt_on_signals())
+    ctx.with_resource(output.full_width(wide))
+
+
+@cli.result_callback()
+@click.pass_context
+def _print_json_tables(ctx, *_result, **_params):
+    """A command's named tables in --format json, as one document, once it has succeeded."""
+    tables = ctx.meta.get(_JSON_TABLES)
+    if tables is not None:
+        echo(json.dumps(tables, indent=1))
+
+
+def main() -> None:
+    cli(prog_name="gpudb")

@@ -1,0 +1,230 @@
+"""``gpudb train`` (wu, wangchu) and ``gpudb calibrate``: fitting models to stored runs.
+"""
+
+from __future__ import annotations
+
+import click
+
+from gpudb.cli.common import (
+    Context,
+    _gpu_name,
+    echo,
+    friendly_errors,
+    output_options,
+    output_rows,
+    run_progress,
+    writes,
+)
+from gpudb.cli.main import cli
+from gpudb.present.output import HUMAN_FORMATS
+from gpudb.store import db
+from gpudb.store.db import GpudbError
+
+
+@cli.group()
+def train():
+    """Train a machine-learning predictor on the database's runs and store it there.
+
+    Example:
+
+    \b
+        gpudb --db lab.duckdb train wu --gpu v100 --seed 0
+        gpudb --db lab.duckdb train wangchu --gpu gtx1080ti --base 1800,5000
+    """
+
+
+@train.command()
+@click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
+              help="GPU whose fixed runs train the model (a gpu_id in the database).")
+@click.option("--base", default=None, metavar="SMS,CORE_MHZ,MEM_MHZ",
+              help="Base setting the model predicts from, or 'all' for one model per setting "
+                   "(default: the highest setting).")
+@click.option("--train-fraction", default=0.8, show_default=True,
+              type=click.FloatRange(0, 1, min_open=True), help="Share of kernels trained on.")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seed of the kernel split, k-means and the networks.")
+@click.option("--clusters", default=12, show_default=True, type=click.IntRange(1),
+              help="k-means clusters per cluster set.")
+@click.option("--features", default=None, metavar="NAME,...",
+              help="Classifier inputs, names in view wu_feature (default: dcgm_* metrics of "
+                   "measured runs, table II analogues of simulated ones).")
+@click.option("--no-power", is_flag=True, help="Model time only.")
+@output_options
+@click.pass_obj
+@friendly_errors
+@writes
+def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_power,
+             fmt):
+    """Wu et al.'s model (paper 002): k-means scaling surfaces and neural-network classifiers.
+
+    Splits the GPU's kernels at random (stored), trains, stores the model for the pred_wu
+    view, and prints its id (a line `model_id ID`) and the validation error per kernel (the
+    id and summary go to stderr unless --format table). With --base all, one model per
+    setting and a row per model (see the stored query wu_error_by_base for the heat map).
+    Needs scikit-learn (gpudb-dvfs[ml]).
+
+    Models stay stored side by side (table wu_model; the id is a hash of the settings and
+    runs, so retraining the same thing replaces it). View prediction and the stored queries
+    use each GPU's latest; pick another in a query with `-p model_id ID`
+    (wu_error_by_base: the latest per base setting; `-p model_id all` lists every model).
+    View pred_wu holds every model's predictions, with a model_id column.
+
+    Example:
+
+        gpudb --db lab.duckdb train wu --gpu v100 --train-fraction 0.8 --seed 0
+
+        gpudb --db lab.duckdb query mape_by_kernel -p model_id 8d0f952dfd8712c0
+    """
+    db.doing("training Wu's model")
+    from gpudb.train import wu_model
+
+    names = [f.strip() for f in features.split(",") if f.strip()] if features else None
+    with obj.connection() as con:
+        if base == "all":
+            columns, rows = wu_model.train_many(
+                con, gpu_id, cluster_counts=(clusters,), train_fraction=train_fraction,
+                seed=seed, features=names, power=not no_power)
+            if rows:  # the last one trained is the GPU's default from now on
+                echo(f"latest model_id {rows[-1][columns.index('model_id')]} (the "
+                     "default of view prediction and the accuracy queries)",
+                     err=fmt not in HUMAN_FORMATS)
+        else:
+            report = wu_model.train_wu(
+                con, gpu_id, base=wu_model.parse_base(base), train_fraction=train_fraction,
+                seed=seed, clusters=clusters, features=names, power=not no_power)
+            columns, rows = wu_model.validation_table(con, report.model_id)
+            echo(f"model_id {report.model_id}", err=fmt not in HUMAN_FORMATS)
+            echo(report.summary(), err=fmt not in HUMAN_FORMATS)
+    output_rows(columns, rows, fmt)
+
+
+@train.command()
+@click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
+              help="GPU whose fixed runs the parameters are fitted to (a gpu_id in the "
+                   "database).")
+@click.option("--base", required=True, metavar="CORE_MHZ,MEM_MHZ",
+              help="Base setting whose counters the model predicts from (paper 003: 700,700).")
+@click.option("--suite", default=None, help="Only kernels of this suite (default: all).")
+@click.option("--kernel", "kernels", multiple=True,
+              help="Train on this kernel_id only (repeatable; default: every kernel).")
+@output_options
+@click.pass_obj
+@friendly_errors
+@writes
+def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
+    """Wang & Chu's model (paper 003) with its seven parameters fitted by least squares to the
+    kernels' measured times at every (core, memory) setting, instead of microbenchmarks
+    (`gpudb calibrate`). Stores them as the GPU's least_squares calibration, which view
+    pred_wangchu_fit predicts with; prints them, the fit's RMS error and which parameters the
+    kernels leave unconstrained. `gpudb evaluate accuracy` cross-validates the fit by kernel.
+    Needs scipy (gpudb-dvfs[ml]).
+
+    Example:
+
+        gpudb --db lab.duckdb train wangchu --gpu gtx1080ti --base 1800,5000
+    """
+    db.doing("fitting Wang & Chu's model")
+    from gpudb.train import wangchu_fit
+    from gpudb.train.calibrate import UNITS
+
+    try:
+        core, mem = (float(v) for v in base.split(","))
+    except ValueError:
+        raise GpudbError(f"--base takes CORE_MHZ,MEM_MHZ, e.g. 700,700; got {base!r}") from None
+    with obj.connection() as con:
+        calibration_id, result = wangchu_fit.train(con, gpu_id, core, mem, suite,
+                                                   list(kernels) or None)
+    echo(f"calibration_id {calibration_id} (method least_squares): RMS time error "
+         f"{result.rms_error_pct:.2f}% over {result.n_rows} (kernel, setting) pairs",
+         err=fmt not in HUMAN_FORMATS)
+    output_rows(["parameter", "value", "unit", "identified"],
+                [(k, v, UNITS[k], result.identified[k])
+                 for k, v in result.params.items()], fmt)
+
+
+def _mhz_pair(ctx, param, value):
+    """'700,700' as (700.0, 700.0)."""
+    if value is None:
+        return None
+    parts = [p.strip() for p in value.split(",")]
+    try:
+        pair = tuple(float(p) for p in parts)
+    except ValueError:
+        pair = ()
+    if len(pair) != 2:
+        raise click.BadParameter(f"{value!r} is not CORE_MHZ,MEM_MHZ (e.g. 700,700)")
+    return pair
+
+
+@cli.command()
+@click.option("--gpu", required=True, callback=_gpu_name,
+              help="GPU to calibrate: a shipped simulator configuration (gtx480, gtx980, "
+                   "hd7970), or with --from-file a gpu_id in the database.")
+@click.option("--from-file", "from_file", type=click.Path(dir_okay=False, exists=True),
+              help="TOML file of measured parameters, `name = { value = V, unit = \"U\" }` "
+                   "(method 'file'); nothing is simulated.")
+@click.option("--baseline", metavar="CORE_MHZ,MEM_MHZ", callback=_mhz_pair,
+              help="Ratio-one baseline of dm_del, l2_del and inter_arr (default: the P-state "
+                   "pair with core/memory closest to one, higher clocks first).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Random seed of the runs.")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(1),
+              help="Simulator processes (one writer).")
+@output_options
+@click.pass_obj
+@friendly_errors
+@writes
+def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
+    """Calibrate Wang & Chu's model (paper 003): the eight parameters of its Table IV.
+
+    A simulated GPU runs the `micro` suite's microbenchmarks (section IV: DRAM pointer chase
+    at every core x a few memory P-states for eq. 4, streaming for dm_del by eq. 3, L2 and
+    shared-memory chains, L2 streaming, DRAM bursts for eq. 2's interArr, ALU-only for
+    inst_cycle) through the ordinary sweep (stored runs are reused), fits each parameter and
+    stores it in table calibration (method 'microbenchmark') with its fit residual and runs;
+    the table printed puts paper 003's GTX 980 values beside. A measured GPU takes its
+    parameters from a file (method 'file'). Calibrating the same thing again gives the same
+    calibration_id and replaces its rows. View wangchu_calibration has the latest per GPU.
+
+    Example:
+
+        gpudb --db lab.duckdb calibrate --gpu gtx980
+
+        gpudb --db lab.duckdb calibrate --gpu v100 --from-file v100-cal.toml
+    """
+    from gpudb.train import calibrate as cal
+
+    if from_file:
+        if baseline:
+            raise GpudbError("--baseline applies to a simulated calibration, not --from-file")
+        with obj.connection() as con:
+            report = cal.calibrate_from_file(con, gpu, from_file)
+        summary = f"from {from_file}"
+    else:
+        from sim.config import available
+
+        if gpu not in available("gpus"):
+            raise GpudbError(f"{gpu!r} is not a simulator GPU ({', '.join(available('gpus'))}); "
+                             "a measured GPU's parameters come from a file: --from-file "
+                             "cal.toml")
+        report = _calibrate_simulated(obj, gpu, baseline, seed, jobs)
+        summary = (f"{report.runs_added} runs simulated, {report.runs_reused} reused; baseline "
+                   f"{report.baseline[0]:g}/{report.baseline[1]:g} MHz")
+    echo(f"calibration_id {report.calibration_id} ({report.gpu_id}, {report.method}; "
+         f"{summary}; {report.seconds:.1f} s)", err=fmt not in HUMAN_FORMATS)
+    output_rows(*report.table(), fmt)
+    if report.method == "microbenchmark" and fmt in HUMAN_FORMATS:
+        with obj.connection(read_only=True) as con:
+            columns, rows = cal.eq4_points(con, report.gpu_id)
+        echo("\neq. 4, DRAM latency against core_f/mem_f: each pointer-chase run, the "
+             "fitted line and paper 003's GTX 980 line (core cycles):")
+        output_rows(columns, rows, fmt)
+
+
+def _calibrate_simulated(obj: Context, gpu: str, baseline, seed: int, jobs: int):
+    """gpudb.train.calibrate.calibrate with a progress bar; Ctrl-C (SIGTERM, SIGHUP) keeps the runs
+    that finished and exits 130 (143, 129), as `gpudb sweep` does."""
+    from gpudb.train.calibrate import calibrate as run_calibration
+
+    with run_progress("calibrating") as progress:
+        return run_calibration(obj.path, gpu, baseline=baseline, seed=seed, jobs=jobs,
+                               progress=progress)

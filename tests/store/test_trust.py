@@ -615,9 +615,12 @@ def test_evaluate_stops_at_the_time_bound_too(tiny):
                f"FROM run r, range({n_kernels}) t(i)")
     started = time.perf_counter()
     stopped = invoke("--db", tiny, "--timeout-s", "0.5", "evaluate", "accuracy", "--gpu", "tiny")
-    assert one_line_error(stopped) == (
+    # which of evaluate's steps the bound meets depends on the machine's load
+    assert one_line_error(stopped) in {
         "Error: stopped after 0.5 s, the time bound of a command reading a database "
-        "(--timeout-s or GPUDB_TIMEOUT_S; 0: none), while computing evaluate accuracy")
+        f"(--timeout-s or GPUDB_TIMEOUT_S; 0: none), while {doing}"
+        for doing in ("computing evaluate accuracy", "running stored query mape_by_predictor",
+                      "running stored query mape_by_kernel")}
     assert time.perf_counter() - started < 10
 
 

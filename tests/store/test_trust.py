@@ -607,7 +607,9 @@ def test_evaluate_stops_at_the_time_bound_too(tiny):
     what it was computing; gpudb's own simulation inside it (db.unbounded) does not count."""
     import time
 
-    n_kernels = 20_000
+    # 1.6 M runs: far past the bound on any machine (20,000 kernels finished within 0.5 s
+    # on a quiet one)
+    n_kernels = 200_000
     plain_edit(tiny, f"INSERT INTO kernel SELECT 'tiny/k' || i, 'k' || i, 'tiny', NULL, NULL, "
                      f"NULL FROM range({n_kernels}) t(i)",
                "INSERT INTO run SELECT r.* REPLACE (r.run_id || '-' || i AS run_id, 'tiny/k' || "

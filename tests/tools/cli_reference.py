@@ -36,7 +36,10 @@ def _commands(ctx: click.Context):
 
 def render() -> str:
     """The whole of docs/cli.md."""
-    root = click.Context(cli, info_name="gpudb", terminal_width=WIDTH)
+    # the group's own context settings (-h beside --help), as `gpudb ... --help` applies them;
+    # without them the help option depends on whether a test ran the CLI first (click caches
+    # each command's help option)
+    root = click.Context(cli, info_name="gpudb", terminal_width=WIDTH, **cli.context_settings)
     contexts = list(_commands(root))
     lines = [
         "# CLI reference",

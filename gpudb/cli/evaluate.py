@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -22,7 +21,7 @@ from gpudb.cli.common import (
 )
 from gpudb.cli.control import OBJECTIVE_CHOICE
 from gpudb.cli.main import cli
-from gpudb.cli.simulate import simulate
+from gpudb.cli.simulate import echo_compiling, echo_swept
 from gpudb.present.output import HUMAN_FORMATS
 from gpudb.store import db
 from gpudb.store.db import GpudbError
@@ -57,41 +56,22 @@ def sweep_option(command):
 
 def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
            seeds: list[int] | None = None):
-    """The evaluation's Scope; sweeps a simulated GPU's suite at the nominal memory clock if
-    the database lacks it (of each of ``seeds``; None: of any seed, else seed 0)."""
-    from gpudb.analysis.evaluate import resolve_scope
+    """The evaluation's Scope (gpudb.workflows.evaluate.evaluation_scope, which sweeps what
+    it lacks), its sweep's notice, progress bar and summary line on the terminal."""
+    from gpudb.workflows.evaluate import evaluation_scope
 
-    exists = Path(obj.path).exists()
-    con = obj.connect(read_only=True) if exists else None
-    try:
-        scope = resolve_scope(con, gpu, suite)
-    finally:
-        if con is not None:
-            con.close()
-    if not scope.simulated:
-        return scope
-    missing = [s for s in (seeds or [None]) if not exists or _needs_sweep(obj, scope, s)]
-    if missing:
-        missing = [0 if s is None else s for s in missing]
-        command = f"gpudb --db {obj.path} sweep --gpu {gpu} --suite {suite or 'default'}"
-        if missing != [0]:
-            command += f" --seed {','.join(map(str, missing))}"
-        if not do_sweep or obj.read_only:
-            raise GpudbError(f"no simulated runs of suite {scope.suite} on {gpu} in "
-                             f"{obj.path}; run: {command}")
+    def sweeping(scope, command: str) -> None:
         echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
              f"{command}", err=True)
-        simulate(obj, gpu, suite or "default", mem_mhz=_nominal_mem(gpu),
-                 jobs=os.cpu_count() or 1, seed=missing)
+        echo_compiling()
+
+    with run_progress("simulating", rate=True) as progress:
+        scope, summary = evaluation_scope(obj.path, gpu, suite, read_only=obj.read_only,
+                                          do_sweep=do_sweep, seeds=seeds, progress=progress,
+                                          on_sweep=sweeping)
+    if summary is not None:
+        echo_swept(obj, summary)
     return scope
-
-
-def _needs_sweep(obj: Context, scope, seed: int | None = None) -> bool:
-    from gpudb.analysis.evaluate import missing_sweep
-
-    # a writable open migrates a file from an older gpudb before it is looked at
-    with obj.connection(read_only=obj.read_only) as con:
-        return missing_sweep(con, scope.gpu, scope.suite, seed)
 
 
 def _seeds_line(seeds: list[int] | None) -> str | None:
@@ -101,13 +81,6 @@ def _seeds_line(seeds: list[int] | None) -> str | None:
     return (f"each figure: the mean over seeds {', '.join(map(str, seeds))}, each seed's runs "
             "evaluated alone; *_ci95 columns: the half-width of its 95% interval (Student's t "
             "with n-1 degrees of freedom over the per-seed figures); seeds: how many")
-
-
-def _nominal_mem(gpu: str) -> list[float]:
-    """The paper 000 evaluation scales the core clock only: memory stays at its nominal."""
-    from sim.config import load_gpu
-
-    return [load_gpu(gpu).nominal_mem_mhz]
 
 
 def _suite_label(scope) -> str:

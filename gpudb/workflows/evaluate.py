@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpudb.analysis.evaluate import Scope, missing_sweep, resolve_scope
+from gpudb.analysis.evaluate import Scope, Table, missing_sweep, resolve_scope
 from gpudb.store import db
 from gpudb.store.db import GpudbError
 
@@ -71,3 +72,88 @@ def nominal_mem(gpu: str) -> list[float]:
     from sim.config import load_gpu
 
     return [load_gpu(gpu).nominal_mem_mhz]
+
+
+@dataclass
+class ControlTables:
+    """The control evaluation's tables: (objective, energy scope, table), the scope None for
+    a GPU with whole runs only (static optimal over its settings, ``replayed`` False); the
+    seeds replayed (each on its own runs)."""
+    tables: list[tuple[str, str | None, Table]]
+    replayed: bool
+    run_seeds: list[int] = field(default_factory=list)
+
+
+def control_tables(path: str, scope: Scope, objectives: list[str], max_loss_pct: float, *,
+                   read_only: bool, seeds: list[int] | None = None,
+                   energy_scopes: tuple[str, ...] = ("chip", "run"),
+                   run_progress: Callable[..., None] | None = None,
+                   replay_progress: Callable[[int, int], None] | None = None,
+                   notice: Callable[[str], None] | None = None) -> ControlTables:
+    """Energy savings of the DVFS controllers against the highest P-state (paper 000 figures
+    11-12, paper 004 section 4.3). With per-interval runs: the dynamic optimal's schedules run
+    in the closed loop (stored runs reused; ``run_progress(done, total)``), then each seed's
+    trace replay into control_result (``replay_progress(step, steps)``), then the tables
+    (the mean over ``seeds`` with 95% intervals; without, every seed the database has,
+    pooled). With whole runs only: the static optimal over the GPU's settings. ``notice``
+    hears what could not be run."""
+    from gpudb.analysis.evaluate import (
+        check_same_kernels,
+        control_over_seeds,
+        control_table,
+        has_interval_runs,
+        interval_seeds,
+        run_static_table,
+    )
+    from gpudb.control import schedule_run
+    from gpudb.control.results import REPLAY_PREDICTORS
+    from gpudb.control.results import evaluate as evaluate_policies
+
+    con = db.connect(path, read_only=read_only)
+    try:
+        if not has_interval_runs(con, scope):
+            return ControlTables([(objective, None,
+                                   run_static_table(con, scope, objective, max_loss_pct))
+                                  for objective in objectives], replayed=False)
+        if read_only:
+            raise GpudbError("gpudb evaluate control (into control_result) writes the "
+                             "database; drop --read-only")
+        run_seeds = seeds or interval_seeds(con, scope)
+        if seeds:
+            check_same_kernels(con, scope, seeds)
+        # the achievable bound: the dynamic optimal's schedules run in the closed loop
+        # (stored runs are reused); their length is gpudb's, outside evaluate's time bound
+        with db.unbounded():
+            _, unrunnable = schedule_run.simulate(
+                con, objectives, max_loss_pct, scope.gpu, scope.suite, energy_scopes,
+                progress=run_progress, seeds=run_seeds, workers=os.cpu_count() or 1)
+        if unrunnable and notice is not None:
+            notice(f"{unrunnable} dynamic-optimal schedules not run: their GPU is not a "
+                   "shipped simulator configuration")
+        steps = (len(run_seeds) * len(energy_scopes) * len(objectives)
+                 * (2 * len(REPLAY_PREDICTORS) + 1))
+        done = 0
+
+        def step(_step) -> None:
+            nonlocal done
+            done += 1
+            if replay_progress is not None:
+                replay_progress(done, steps)
+
+        if replay_progress is not None:
+            replay_progress(0, steps)
+        evaluate_policies(con, REPLAY_PREDICTORS, objectives, max_loss_pct, scope.gpu,
+                          scope.suite, progress=step, scopes=energy_scopes, seeds=run_seeds)
+        if seeds:
+            tables = [(objective, energy_scope,
+                       control_over_seeds(con, scope.gpu, scope.suite, objective,
+                                          max_loss_pct, seeds, energy_scope))
+                      for objective in objectives for energy_scope in energy_scopes]
+        else:
+            tables = [(objective, energy_scope,
+                       control_table(con, scope.gpu, scope.suite, objective, max_loss_pct,
+                                     energy_scope))
+                      for objective in objectives for energy_scope in energy_scopes]
+        return ControlTables(tables, replayed=True, run_seeds=run_seeds)
+    finally:
+        con.close()

@@ -126,6 +126,8 @@ def _violations() -> list[str]:
             broken.append(f"{imp}: sim never imports gpudb")
         if _is(imp.target, "click") and src != "cli":
             broken.append(f"{imp}: only the CLI imports click")
+        if src == "workflows" and _is(imp.target, "click"):
+            broken.append(f"{imp}: workflows report progress through callbacks, not click")
         if _is(imp.target, "gpudb.cli") and src != "cli":
             broken.append(f"{imp}: nothing imports the CLI")
         if src == "store" and _is(imp.target, "sim"):

@@ -4,17 +4,15 @@ with the papers' figures beside ours.
 
 from __future__ import annotations
 
-import os
 import shlex
-import sys
 import textwrap
-from pathlib import Path
 
 import click
 
 from gpudb.cli.common import Context, echo, friendly_errors, output_rows, run_progress, writes
 from gpudb.cli.evaluate import (
     _scope,
+    _step_bar,
     _suite_label,
     evaluation_options,
     print_accuracy,
@@ -22,7 +20,7 @@ from gpudb.cli.evaluate import (
 )
 from gpudb.cli.main import cli
 from gpudb.store import db
-from gpudb.store.db import GpudbError, first_row
+from gpudb.store.db import first_row
 
 
 @cli.command()
@@ -59,49 +57,15 @@ def _readable_demo(obj: Context, scope) -> None:
     """The simulated GPU's accuracy and savings as short tables beside paper 000's figures
     with a verdict, the figures in gpudb-figures/ next to the database, and a closing
     paragraph (gpudb.present.demo)."""
-    from gpudb.analysis.evaluate import accuracy_tables, control_table, interval_seeds
-    from gpudb.control import schedule_run
-    from gpudb.control.results import REPLAY_PREDICTORS
-    from gpudb.control.results import evaluate as evaluate_policies
     from gpudb.present import demo
+    from gpudb.workflows.demo import demo_results
 
-    with obj.connection(read_only=obj.read_only) as con:
-        # one seed, the lowest (the demo sweeps seed 0), for accuracy and control alike
-        seed = (interval_seeds(con, scope) or [None])[0]
-        per_predictor, _ = accuracy_tables(con, scope.gpu, scope.suite, None, "run", seed)
-        obj.require_writable("gpudb demo (into control_result)")
-        # the achievable bound of the table below: the EDP schedule run in the closed loop
-        with run_progress("dynamic optimal runs") as progress:
-            schedule_run.simulate(con, ["edp"], 1.0, scope.gpu, scope.suite, ("chip",),
-                                  progress=progress, seeds=[seed], workers=os.cpu_count() or 1)
-        # EDP in both energy scopes (the figures count the run's), the other objectives in
-        # the chip's, the papers'
-        others = ["ed2p", "energy", "energy_perf"]
-        with click.progressbar(length=(2 + len(others)) * (2 * len(REPLAY_PREDICTORS) + 1),
-                               label="replaying", file=sys.stderr) as bar:
-            evaluate_policies(con, REPLAY_PREDICTORS, ["edp"], 1.0, scope.gpu, scope.suite,
-                              progress=lambda _step: bar.update(1), scopes=("chip", "run"),
-                              seeds=[seed])
-            evaluate_policies(con, REPLAY_PREDICTORS, others, 1.0, scope.gpu, scope.suite,
-                              progress=lambda _step: bar.update(1), scopes=("chip",),
-                              seeds=[seed])
-        # compared with paper 000 in its energy scope: the chip's, no board power
-        by_objective = {objective: control_table(con, scope.gpu, scope.suite, objective, 1.0,
-                                                 "chip", seed)
-                        for objective in ("edp", *others)}
-        control = by_objective["edp"]
-        length = demo.kernel_length_line(con, scope.gpu, scope.suite, seed,
-                                         "chip scope (no board power, papers 000 and 004's)")
-        kernel = demo.demo_kernel(con, scope.suite)
-        figures = demo.demo_figures(scope.gpu, scope.suite, kernel)
-        folder = Path(obj.path).resolve().parent / demo.FIGURES_DIR
-        try:
-            written = demo.write_figures(con, folder, figures)
-        except GpudbError as missing:
-            written, skipped = [], str(missing)
-    accuracy = demo.accuracy_summary(per_predictor)
-    savings = demo.savings_summary(control)
-    objectives = demo.objectives_summary(by_objective)
+    with run_progress("dynamic optimal runs") as runs, _step_bar("replaying") as replay:
+        results = demo_results(obj.path, scope, read_only=obj.read_only, run_progress=runs,
+                               replay_progress=replay)
+    accuracy, savings, objectives = results.accuracy, results.savings, results.objectives
+    length, figures, written = results.length, results.figures, results.written
+
     def caption(text: str) -> None:
         echo("\n" + textwrap.fill(text, width=DEMO_WIDTH))
 
@@ -134,7 +98,7 @@ def _readable_demo(obj: Context, scope) -> None:
             echo(f"  {path}\n" + textwrap.indent(
                 demo.redraw_command(name, params, path.name, DEMO_WIDTH - 4), "    "))
     else:
-        echo(f"\nno figures: {skipped}")
+        echo(f"\nno figures: {results.skipped}")
     echo("\n" + textwrap.fill(demo.closing_paragraph(accuracy, savings), width=DEMO_WIDTH))
 
 

@@ -4,9 +4,8 @@
 
 from __future__ import annotations
 
-import os
+import contextlib
 import sys
-from pathlib import Path
 
 import click
 
@@ -22,7 +21,7 @@ from gpudb.cli.common import (
 )
 from gpudb.cli.control import OBJECTIVE_CHOICE
 from gpudb.cli.main import cli
-from gpudb.cli.simulate import simulate
+from gpudb.cli.simulate import echo_compiling, echo_swept
 from gpudb.present.output import HUMAN_FORMATS
 from gpudb.store import db
 from gpudb.store.db import GpudbError
@@ -57,41 +56,22 @@ def sweep_option(command):
 
 def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
            seeds: list[int] | None = None):
-    """The evaluation's Scope; sweeps a simulated GPU's suite at the nominal memory clock if
-    the database lacks it (of each of ``seeds``; None: of any seed, else seed 0)."""
-    from gpudb.analysis.evaluate import resolve_scope
+    """The evaluation's Scope (gpudb.workflows.evaluate.evaluation_scope, which sweeps what
+    it lacks), its sweep's notice, progress bar and summary line on the terminal."""
+    from gpudb.workflows.evaluate import evaluation_scope
 
-    exists = Path(obj.path).exists()
-    con = obj.connect(read_only=True) if exists else None
-    try:
-        scope = resolve_scope(con, gpu, suite)
-    finally:
-        if con is not None:
-            con.close()
-    if not scope.simulated:
-        return scope
-    missing = [s for s in (seeds or [None]) if not exists or _needs_sweep(obj, scope, s)]
-    if missing:
-        missing = [0 if s is None else s for s in missing]
-        command = f"gpudb --db {obj.path} sweep --gpu {gpu} --suite {suite or 'default'}"
-        if missing != [0]:
-            command += f" --seed {','.join(map(str, missing))}"
-        if not do_sweep or obj.read_only:
-            raise GpudbError(f"no simulated runs of suite {scope.suite} on {gpu} in "
-                             f"{obj.path}; run: {command}")
+    def sweeping(scope, command: str) -> None:
         echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
              f"{command}", err=True)
-        simulate(obj, gpu, suite or "default", mem_mhz=_nominal_mem(gpu),
-                 jobs=os.cpu_count() or 1, seed=missing)
+        echo_compiling()
+
+    with run_progress("simulating", rate=True) as progress:
+        scope, summary = evaluation_scope(obj.path, gpu, suite, read_only=obj.read_only,
+                                          do_sweep=do_sweep, seeds=seeds, progress=progress,
+                                          on_sweep=sweeping)
+    if summary is not None:
+        echo_swept(obj, summary)
     return scope
-
-
-def _needs_sweep(obj: Context, scope, seed: int | None = None) -> bool:
-    from gpudb.analysis.evaluate import missing_sweep
-
-    # a writable open migrates a file from an older gpudb before it is looked at
-    with obj.connection(read_only=obj.read_only) as con:
-        return missing_sweep(con, scope.gpu, scope.suite, seed)
 
 
 def _seeds_line(seeds: list[int] | None) -> str | None:
@@ -101,13 +81,6 @@ def _seeds_line(seeds: list[int] | None) -> str | None:
     return (f"each figure: the mean over seeds {', '.join(map(str, seeds))}, each seed's runs "
             "evaluated alone; *_ci95 columns: the half-width of its 95% interval (Student's t "
             "with n-1 degrees of freedom over the per-seed figures); seeds: how many")
-
-
-def _nominal_mem(gpu: str) -> list[float]:
-    """The paper 000 evaluation scales the core clock only: memory stays at its nominal."""
-    from sim.config import load_gpu
-
-    return [load_gpu(gpu).nominal_mem_mhz]
 
 
 def _suite_label(scope) -> str:
@@ -219,6 +192,26 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
     output_rows(per_kernel.columns, per_kernel.rows, fmt, "grid_by_kernel")
 
 
+@contextlib.contextmanager
+def _step_bar(label: str):
+    """A ``progress(done, total)`` callback drawing a click bar on stderr, started at its
+    first call (a workflow's steps: no bar where it takes none)."""
+    state = {"bar": None, "done": 0}
+
+    def progress(done: int, total: int) -> None:
+        if state["bar"] is None:
+            state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
+            state["bar"].__enter__()
+        state["bar"].update(done - state["done"])
+        state["done"] = done
+
+    try:
+        yield progress
+    finally:
+        if state["bar"] is not None:
+            state["bar"].__exit__(None, None, None)
+
+
 ENERGY_SCOPES = {"chip": "chip energy (no board power: papers 000 and 004's scope)",
                  "run": "run energy (board power included)"}
 
@@ -226,66 +219,33 @@ ENERGY_SCOPES = {"chip": "chip energy (no board power: papers 000 and 004's scop
 def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: float,
                   fmt: str, seeds: list[int] | None = None,
                   energy_scopes: tuple[str, ...] = ("chip", "run")) -> None:
-    from gpudb.analysis.evaluate import (
-        check_same_kernels,
-        control_over_seeds,
-        control_table,
-        has_interval_runs,
-        interval_seeds,
-        run_static_table,
-    )
-    from gpudb.control import schedule_run
-    from gpudb.control.results import REPLAY_PREDICTORS
-    from gpudb.control.results import evaluate as evaluate_policies
+    """gpudb.workflows.evaluate.control_tables with its progress bars, then its tables."""
+    from gpudb.workflows.evaluate import control_tables
 
-    with obj.connection(read_only=obj.read_only) as con:
-        if has_interval_runs(con, scope):
-            obj.require_writable("gpudb evaluate control (into control_result)")
-            # each seed replayed on its own runs; without --seeds every seed the database
-            # has, pooled in the tables
-            run_seeds = seeds or interval_seeds(con, scope)
-            if seeds:
-                check_same_kernels(con, scope, seeds)
-            # the achievable bound: the dynamic optimal's schedules run in the closed loop
-            # (stored runs are reused)
-            with run_progress("dynamic optimal runs") as progress, db.unbounded():
-                _, unrunnable = schedule_run.simulate(
-                    con, objectives, max_loss_pct, scope.gpu, scope.suite, energy_scopes,
-                    progress=progress, seeds=run_seeds, workers=os.cpu_count() or 1)
-            if unrunnable and fmt in HUMAN_FORMATS:
-                echo(f"{unrunnable} dynamic-optimal schedules not run: their GPU is not "
-                     "a shipped simulator configuration", err=True)
-            with click.progressbar(length=len(run_seeds) * len(energy_scopes) * len(objectives)
-                                   * (2 * len(REPLAY_PREDICTORS) + 1),
-                                   label="replaying", file=sys.stderr) as bar:
-                evaluate_policies(con, REPLAY_PREDICTORS, objectives, max_loss_pct, scope.gpu,
-                                  scope.suite, progress=lambda _step: bar.update(1),
-                                  scopes=energy_scopes, seeds=run_seeds)
-            if seeds:
-                tables = [(objective, energy_scope,
-                           control_over_seeds(con, scope.gpu, scope.suite, objective,
-                                              max_loss_pct, seeds, energy_scope))
-                          for objective in objectives for energy_scope in energy_scopes]
-            else:
-                tables = [(objective, energy_scope,
-                           control_table(con, scope.gpu, scope.suite, objective, max_loss_pct,
-                                         energy_scope))
-                          for objective in objectives for energy_scope in energy_scopes]
-            what = "mean savings (%) against the highest P-state"
-            if fmt in HUMAN_FORMATS and _seeds_line(seeds):
-                echo(_seeds_line(seeds))
-            elif fmt in HUMAN_FORMATS and not seeds and len(run_seeds) > 1:
-                echo(f"seeds {', '.join(map(str, run_seeds))} pooled: each seed replayed "
-                     "on its own runs, the means over every kernel and seed (--seeds "
-                     "for the mean over seeds with a 95% interval)")
-        else:
-            if fmt in HUMAN_FORMATS:
-                echo(f"{scope.gpu} has whole runs only (no per-interval runs to replay a "
-                     "controller on): static optimal over its (SM, core, memory) "
-                     "settings, the first row the mean over its kernels")
-            tables = [(objective, None, run_static_table(con, scope, objective, max_loss_pct))
-                      for objective in objectives]
-            what = "static optimal savings (%) against the highest setting"
+    def notice(message: str) -> None:
+        if fmt in HUMAN_FORMATS:
+            echo(message, err=True)
+
+    with run_progress("dynamic optimal runs") as runs, _step_bar("replaying") as replay:
+        result = control_tables(obj.path, scope, objectives, max_loss_pct,
+                                read_only=obj.read_only, seeds=seeds,
+                                energy_scopes=energy_scopes, run_progress=runs,
+                                replay_progress=replay, notice=notice)
+    tables, run_seeds = result.tables, result.run_seeds
+    if result.replayed:
+        what = "mean savings (%) against the highest P-state"
+        if fmt in HUMAN_FORMATS and _seeds_line(seeds):
+            echo(_seeds_line(seeds))
+        elif fmt in HUMAN_FORMATS and not seeds and len(run_seeds) > 1:
+            echo(f"seeds {', '.join(map(str, run_seeds))} pooled: each seed replayed "
+                 "on its own runs, the means over every kernel and seed (--seeds "
+                 "for the mean over seeds with a 95% interval)")
+    else:
+        if fmt in HUMAN_FORMATS:
+            echo(f"{scope.gpu} has whole runs only (no per-interval runs to replay a "
+                 "controller on): static optimal over its (SM, core, memory) "
+                 "settings, the first row the mean over its kernels")
+        what = "static optimal savings (%) against the highest setting"
     for objective, energy_scope, table in tables:
         if fmt in HUMAN_FORMATS:
             echo(f"\n{what}, objective {objective}"

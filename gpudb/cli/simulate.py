@@ -77,6 +77,16 @@ def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
     """gpudb.simulate.sweep.sweep with a progress bar and a summary line; Ctrl-C (SIGTERM, SIGHUP)
     keeps what finished and exits 130 (143, 129). ``grid``: sweep's keyword arguments."""
     from gpudb.simulate.sweep import sweep as run_sweep
+
+    echo_compiling()
+    # the simulation's length is gpudb's, not the file's: outside evaluate's time bound
+    with run_progress("simulating", rate=True) as progress, db.unbounded():
+        summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
+    echo_swept(obj, summary)
+
+
+def echo_compiling() -> None:
+    """Before a sweep: the simulator's compilation, where it has not been compiled yet."""
     from sim._jit_cache import cache_root, compiled
 
     if compiled() is False:
@@ -84,9 +94,10 @@ def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
         # without this line a log shows "simulating" and nothing else for a minute or more
         echo("compiling the simulator (numba, once per installed version: about 40 s of "
              f"one core, minutes on a busy machine; kept in {cache_root()})", err=True)
-    # the simulation's length is gpudb's, not the file's: outside evaluate's time bound
-    with run_progress("simulating", rate=True) as progress, db.unbounded():
-        summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
+
+
+def echo_swept(obj: Context, summary: dict) -> None:
+    """After a sweep: what it simulated and what it found already done."""
     echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
          f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
          f"{summary['seconds']:.1f} s")

@@ -1,0 +1,90 @@
+"""``gpudb demo``'s results on a simulated GPU: the closed-loop runs and the replay it needs,
+then the short tables beside paper 000's figures and the figures next to the database
+(gpudb.present.demo builds each); the caller prints them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpudb.analysis.evaluate import Scope, Table
+from gpudb.store import db
+from gpudb.store.db import GpudbError
+
+# the objectives besides EDP, replayed in the chip's energy scope (paper 000's)
+OTHER_OBJECTIVES = ["ed2p", "energy", "energy_perf"]
+
+
+@dataclass
+class DemoResults:
+    accuracy: Table      # demo.accuracy_summary: MAPE % per predictor and target
+    savings: Table       # demo.savings_summary: EDP savings % with the paper's
+    objectives: Table    # demo.objectives_summary: every objective
+    length: str | None   # the kernels' length line
+    figures: list        # (figure name, params) as demo.demo_figures gives them
+    written: list[Path]  # the figure files written (empty when none could be)
+    skipped: str | None  # why no figure was written
+
+
+def demo_results(path: str, scope: Scope, *, read_only: bool,
+                 run_progress: Callable[..., None] | None = None,
+                 replay_progress: Callable[[int, int], None] | None = None) -> DemoResults:
+    """The simulated GPU's accuracy and savings of one seed (the lowest: the demo sweeps
+    seed 0): the EDP schedule run in the closed loop (``run_progress(done, total)``), the
+    replay of every objective (``replay_progress(step, steps)``; EDP in both energy scopes,
+    the figures count the run's, the others in the chip's), the tables in the chip's scope
+    (paper 000's), and the figures written to gpudb-figures/ beside the database."""
+    from gpudb.analysis.evaluate import accuracy_tables, control_table, interval_seeds
+    from gpudb.control import schedule_run
+    from gpudb.control.results import REPLAY_PREDICTORS
+    from gpudb.control.results import evaluate as evaluate_policies
+    from gpudb.present import demo
+
+    con = db.connect(path, read_only=read_only)
+    try:
+        seed = (interval_seeds(con, scope) or [None])[0]
+        per_predictor, _ = accuracy_tables(con, scope.gpu, scope.suite, None, "run", seed)
+        if read_only:
+            raise GpudbError("gpudb demo (into control_result) writes the database; "
+                             "drop --read-only")
+        # the achievable bound of the savings table: the EDP schedule run in the closed loop
+        schedule_run.simulate(con, ["edp"], 1.0, scope.gpu, scope.suite, ("chip",),
+                              progress=run_progress, seeds=[seed],
+                              workers=os.cpu_count() or 1)
+        steps = (2 + len(OTHER_OBJECTIVES)) * (2 * len(REPLAY_PREDICTORS) + 1)
+        done = 0
+
+        def step(_step) -> None:
+            nonlocal done
+            done += 1
+            if replay_progress is not None:
+                replay_progress(done, steps)
+
+        if replay_progress is not None:
+            replay_progress(0, steps)
+        evaluate_policies(con, REPLAY_PREDICTORS, ["edp"], 1.0, scope.gpu, scope.suite,
+                          progress=step, scopes=("chip", "run"), seeds=[seed])
+        evaluate_policies(con, REPLAY_PREDICTORS, OTHER_OBJECTIVES, 1.0, scope.gpu,
+                          scope.suite, progress=step, scopes=("chip",), seeds=[seed])
+        # compared with paper 000 in its energy scope: the chip's, no board power
+        by_objective = {objective: control_table(con, scope.gpu, scope.suite, objective, 1.0,
+                                                 "chip", seed)
+                        for objective in ("edp", *OTHER_OBJECTIVES)}
+        length = demo.kernel_length_line(con, scope.gpu, scope.suite, seed,
+                                         "chip scope (no board power, papers 000 and 004's)")
+        kernel = demo.demo_kernel(con, scope.suite)
+        figures = demo.demo_figures(scope.gpu, scope.suite, kernel)
+        folder = Path(path).resolve().parent / demo.FIGURES_DIR
+        skipped = None
+        try:
+            written = demo.write_figures(con, folder, figures)
+        except GpudbError as missing:
+            written, skipped = [], str(missing)
+    finally:
+        con.close()
+    return DemoResults(demo.accuracy_summary(per_predictor),
+                       demo.savings_summary(by_objective["edp"]),
+                       demo.objectives_summary(by_objective), length, figures, written,
+                       skipped)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,10 @@ import pytest
 import gpudb
 
 REPO = Path(__file__).resolve().parent.parent
+
+# tests/train/test_wu_model.py's synthetic grid (build_synthetic, add_pstates) is used by tests in
+# cli/, present/ and predictors/: its folder on the path lets them import it when run alone
+sys.path.insert(0, str(Path(__file__).resolve().parent / "train"))
 REAL_DATA = REPO.parent / "shared" / "data" / "real"
 MAPPINGS = REPO / "fixtures" / "mappings"
 TABLES = ("gpu", "pstate", "kernel", "experiment", "ingest_file", "run", "interval", "metric")

@@ -20,6 +20,7 @@ from gpudb.present.output import (
     printable,
 )
 from gpudb.store import db, trust
+from gpudb.store.base import refuse_read_only
 from gpudb.store.db import GpudbError
 
 
@@ -57,9 +58,8 @@ class Context:
             con.close()
 
     def require_writable(self, what: str) -> None:
-        """The one read-only guard: a command about to write says so and stops."""
-        if self.read_only:
-            raise GpudbError(f"{what} writes the database; drop --read-only")
+        """A command about to write says so and stops when read-only."""
+        refuse_read_only(self.read_only, what)
 
 
 def friendly_errors(command):

@@ -107,6 +107,12 @@ class GpudbError(Exception):
     """An error with a one-line message meant for the user (the CLI prints it as is)."""
 
 
+def refuse_read_only(read_only: bool, what: str) -> None:
+    """The one read-only guard: a command (or workflow) about to write says so and stops."""
+    if read_only:
+        raise GpudbError(f"{what} writes the database; drop --read-only")
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from gpudb.analysis.evaluate import Scope, Table
 from gpudb.store import db
+from gpudb.store.base import refuse_read_only
 from gpudb.store.db import GpudbError
+from gpudb.workflows.evaluate import counted_steps
 
 # the objectives besides EDP, replayed in the chip's energy scope (paper 000's)
 OTHER_OBJECTIVES = ["ed2p", "energy", "energy_perf"]
@@ -46,24 +48,13 @@ def demo_results(path: str, scope: Scope, *, read_only: bool,
     try:
         seed = (interval_seeds(con, scope) or [None])[0]
         per_predictor, _ = accuracy_tables(con, scope.gpu, scope.suite, None, "run", seed)
-        if read_only:
-            raise GpudbError("gpudb demo (into control_result) writes the database; "
-                             "drop --read-only")
+        refuse_read_only(read_only, "gpudb demo (into control_result)")
         # the achievable bound of the savings table: the EDP schedule run in the closed loop
         schedule_run.simulate(con, ["edp"], 1.0, scope.gpu, scope.suite, ("chip",),
                               progress=run_progress, seeds=[seed],
                               workers=os.cpu_count() or 1)
         steps = (2 + len(OTHER_OBJECTIVES)) * (2 * len(REPLAY_PREDICTORS) + 1)
-        done = 0
-
-        def step(_step) -> None:
-            nonlocal done
-            done += 1
-            if replay_progress is not None:
-                replay_progress(done, steps)
-
-        if replay_progress is not None:
-            replay_progress(0, steps)
+        step = counted_steps(replay_progress, steps)
         evaluate_policies(con, REPLAY_PREDICTORS, ["edp"], 1.0, scope.gpu, scope.suite,
                           progress=step, scopes=("chip", "run"), seeds=[seed])
         evaluate_policies(con, REPLAY_PREDICTORS, OTHER_OBJECTIVES, 1.0, scope.gpu,

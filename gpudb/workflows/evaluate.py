@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gpudb.analysis.evaluate import Scope, Table, missing_sweep, resolve_scope
 from gpudb.store import db
+from gpudb.store.base import refuse_read_only
 from gpudb.store.db import GpudbError
 
 # sweep's progress: (runs done, runs in all, warp instructions simulated so far)
@@ -74,6 +75,23 @@ def nominal_mem(gpu: str) -> list[float]:
     return [load_gpu(gpu).nominal_mem_mhz]
 
 
+def counted_steps(progress: Callable[[int, int], None] | None,
+                  steps: int) -> Callable[[object], None]:
+    """A replay's per-step callback that reports (steps done, steps) to ``progress``, which
+    hears (0, steps) at once."""
+    done = 0
+
+    def step(_step) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, steps)
+
+    if progress is not None:
+        progress(0, steps)
+    return step
+
+
 @dataclass
 class ControlTables:
     """The control evaluation's tables: (objective, energy scope, table), the scope None for
@@ -115,9 +133,7 @@ def control_tables(path: str, scope: Scope, objectives: list[str], max_loss_pct:
             return ControlTables([(objective, None,
                                    run_static_table(con, scope, objective, max_loss_pct))
                                   for objective in objectives], replayed=False)
-        if read_only:
-            raise GpudbError("gpudb evaluate control (into control_result) writes the "
-                             "database; drop --read-only")
+        refuse_read_only(read_only, "gpudb evaluate control (into control_result)")
         run_seeds = seeds or interval_seeds(con, scope)
         if seeds:
             check_same_kernels(con, scope, seeds)
@@ -132,16 +148,7 @@ def control_tables(path: str, scope: Scope, objectives: list[str], max_loss_pct:
                    "shipped simulator configuration")
         steps = (len(run_seeds) * len(energy_scopes) * len(objectives)
                  * (2 * len(REPLAY_PREDICTORS) + 1))
-        done = 0
-
-        def step(_step) -> None:
-            nonlocal done
-            done += 1
-            if replay_progress is not None:
-                replay_progress(done, steps)
-
-        if replay_progress is not None:
-            replay_progress(0, steps)
+        step = counted_steps(replay_progress, steps)
         evaluate_policies(con, REPLAY_PREDICTORS, objectives, max_loss_pct, scope.gpu,
                           scope.suite, progress=step, scopes=energy_scopes, seeds=run_seeds)
         if seeds:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import sys
 import time
 from collections.abc import Iterator
@@ -268,6 +269,39 @@ def _numbers(kind):
                         raise click.BadParameter(f"{part!r} is not a number") from None
         return out or None
     return convert
+
+
+class Setting(click.ParamType):
+    """A clock setting on the command line, the one parser of every base or baseline option:
+    'CORE_MHZ,MEM_MHZ' as (core MHz, memory MHz), or with ``sms`` 'SMS,CORE_MHZ,MEM_MHZ' as
+    (SM count, core MHz, memory MHz); ``words`` (e.g. 'all') pass through as themselves.
+    Clocks are finite and > 0, an SM count a whole number > 0."""
+
+    name = "setting"
+
+    def __init__(self, sms: bool = False, words: tuple[str, ...] = ()):
+        self.sms, self.words = sms, words
+        self.metavar = "SMS,CORE_MHZ,MEM_MHZ" if sms else "CORE_MHZ,MEM_MHZ"
+
+    def get_metavar(self, param, ctx=None) -> str:   # click 8.2 passes ctx
+        return self.metavar
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str) or value in self.words:
+            return value
+        example = "32,1000,1375" if self.sms else "700,700"
+        try:
+            numbers = [float(part) for part in value.split(",")]
+        except ValueError:
+            numbers = []
+        good = (len(numbers) == len(self.metavar.split(","))
+                and all(math.isfinite(x) and x > 0 for x in numbers)
+                and (not self.sms or numbers[0].is_integer()))
+        if not good:
+            either = " or ".join(repr(w) for w in self.words)
+            self.fail(f"{value!r} is not {self.metavar} (e.g. {example})"
+                      + (f" or {either}" if either else ""), param, ctx)
+        return (int(numbers[0]), *numbers[1:]) if self.sms else tuple(numbers)
 
 
 def _seeds(ctx, param, values):

@@ -20,7 +20,6 @@ from gpudb.cli.evaluate import (
 )
 from gpudb.cli.main import cli
 from gpudb.store import db
-from gpudb.store.db import first_row
 
 
 @cli.command()
@@ -108,14 +107,10 @@ DEMO_WIDTH = 100   # the demo's lines and tables fit this many columns
 def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:
     """The commands to try after the demo, for the GPU and suite it ran on (without --db: the
     demo prints the GPUDB_DB to export first), each with what it shows."""
-    from gpudb.present import demo
+    from gpudb.workflows.demo import hint_inputs
 
     where = (f" --gpu {gpu}" if gpu != "gtx480" else "") + (f" --suite {suite}" if suite else "")
-    with obj.connection(read_only=True) as con:
-        kernel = demo.demo_kernel(con, scope.suite) if scope.simulated else None
-        top_mhz = first_row(con.execute(
-            "SELECT max(core_mhz) FROM run WHERE gpu_id = ? AND policy = 'fixed'",
-            [scope.gpu]))[0]
+    kernel, top_mhz = hint_inputs(obj.path, scope)
     hints = [("query --list", "stored analyses"),
              ("query mape_by_kernel", "accuracy per kernel"),
              ("query savings -p objective edp", "savings per kernel and policy"),

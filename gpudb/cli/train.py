@@ -7,6 +7,7 @@ import click
 
 from gpudb.cli.common import (
     Context,
+    Setting,
     _gpu_name,
     echo,
     friendly_errors,
@@ -36,7 +37,7 @@ def train():
 @train.command()
 @click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
               help="GPU whose fixed runs train the model (a gpu_id in the database).")
-@click.option("--base", default=None, metavar="SMS,CORE_MHZ,MEM_MHZ",
+@click.option("--base", default=None, type=Setting(sms=True, words=("all",)),
               help="Base setting the model predicts from, or 'all' for one model per setting "
                    "(default: the highest setting).")
 @click.option("--train-fraction", default=0.8, show_default=True,
@@ -90,7 +91,7 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
                      err=fmt not in HUMAN_FORMATS)
         else:
             report = wu_model.train_wu(
-                con, gpu_id, base=wu_model.parse_base(base), train_fraction=train_fraction,
+                con, gpu_id, base=base, train_fraction=train_fraction,
                 seed=seed, clusters=clusters, features=names, power=not no_power)
             columns, rows = wu_model.validation_table(con, report.model_id)
             echo(f"model_id {report.model_id}", err=fmt not in HUMAN_FORMATS)
@@ -102,7 +103,7 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
 @click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
               help="GPU whose fixed runs the parameters are fitted to (a gpu_id in the "
                    "database).")
-@click.option("--base", required=True, metavar="CORE_MHZ,MEM_MHZ",
+@click.option("--base", required=True, type=Setting(),
               help="Base setting whose counters the model predicts from (paper 003: 700,700).")
 @click.option("--suite", default=None, help="Only kernels of this suite (default: all).")
 @click.option("--kernel", "kernels", multiple=True,
@@ -127,10 +128,7 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
     from gpudb.train import wangchu_fit
     from gpudb.train.calibrate import UNITS
 
-    try:
-        core, mem = (float(v) for v in base.split(","))
-    except ValueError:
-        raise GpudbError(f"--base takes CORE_MHZ,MEM_MHZ, e.g. 700,700; got {base!r}") from None
+    core, mem = base
     with obj.connection() as con:
         calibration_id, result = wangchu_fit.train(con, gpu_id, core, mem, suite,
                                                    list(kernels) or None)
@@ -142,20 +140,6 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
                  for k, v in result.params.items()], fmt)
 
 
-def _mhz_pair(ctx, param, value):
-    """'700,700' as (700.0, 700.0)."""
-    if value is None:
-        return None
-    parts = [p.strip() for p in value.split(",")]
-    try:
-        pair = tuple(float(p) for p in parts)
-    except ValueError:
-        pair = ()
-    if len(pair) != 2:
-        raise click.BadParameter(f"{value!r} is not CORE_MHZ,MEM_MHZ (e.g. 700,700)")
-    return pair
-
-
 @cli.command()
 @click.option("--gpu", required=True, callback=_gpu_name,
               help="GPU to calibrate: a shipped simulator configuration (gtx480, gtx980, "
@@ -163,7 +147,7 @@ def _mhz_pair(ctx, param, value):
 @click.option("--from-file", "from_file", type=click.Path(dir_okay=False, exists=True),
               help="TOML file of measured parameters, `name = { value = V, unit = \"U\" }` "
                    "(method 'file'); nothing is simulated.")
-@click.option("--baseline", metavar="CORE_MHZ,MEM_MHZ", callback=_mhz_pair,
+@click.option("--baseline", type=Setting(),
               help="Ratio-one baseline of dm_del, l2_del and inter_arr (default: the P-state "
                    "pair with core/memory closest to one, higher clocks first).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed of the runs.")

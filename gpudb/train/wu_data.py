@@ -192,21 +192,6 @@ def _eligible(data: _Data, measured: dict[str, np.ndarray],
     return excluded, eligible
 
 
-def parse_base(text: str | None) -> tuple[int, float, float] | None:
-    """A base setting from the command line: 'SMS,CORE_MHZ,MEM_MHZ' (e.g. '32,1000,1375');
-    None or '' for the default (the highest setting)."""
-    if not text:
-        return None
-    parts = text.split(",")
-    try:
-        if len(parts) != 3:
-            raise ValueError
-        return int(parts[0]), float(parts[1]), float(parts[2])
-    except ValueError:
-        raise GpudbError(f"base {text!r}: want SMS,CORE_MHZ,MEM_MHZ, e.g. 32,1000,1375") \
-            from None
-
-
 def grid_settings(con: duckdb.DuckDBPyConnection, gpu_id: str) -> list[tuple[int, float, float]]:
     """Every (SM count, core MHz, memory MHz) of a GPU's full grid of fixed runs."""
     data = _load_grid(con, gpu_id, power=False)

@@ -39,7 +39,7 @@ from gpudb.train.wu_clusters import (
     _fit,
     _sklearn,
 )
-from gpudb.train.wu_data import (  # noqa: F401 - SIM_FEATURES, parse_base: this module's too
+from gpudb.train.wu_data import (  # noqa: F401 - SIM_FEATURES: this module's too
     SIM_FEATURES,
     _base_features,
     _base_setting,
@@ -48,7 +48,6 @@ from gpudb.train.wu_data import (  # noqa: F401 - SIM_FEATURES, parse_base: this
     _split,
     default_features,
     grid_settings,
-    parse_base,
 )
 from gpudb.train.wu_storage import (  # noqa: F401 - validation_table: this module's too
     _store_and_validate,

@@ -79,3 +79,19 @@ def demo_results(path: str, scope: Scope, *, read_only: bool,
                        demo.savings_summary(by_objective["edp"]),
                        demo.objectives_summary(by_objective), length, figures, written,
                        skipped)
+
+
+def hint_inputs(path: str, scope: Scope) -> tuple[str | None, float]:
+    """What the demo's closing hints name: the kernel its clock-trace figure shows (None for a
+    measured GPU) and the GPU's highest fixed core clock (MHz), from the database at path."""
+    from gpudb.present import demo
+
+    con = db.connect(path, read_only=True)
+    try:
+        kernel = demo.demo_kernel(con, scope.suite) if scope.simulated else None
+        top_mhz = db.first_row(con.execute(
+            "SELECT max(core_mhz) FROM run WHERE gpu_id = ? AND policy = 'fixed'",
+            [scope.gpu]))[0]
+    finally:
+        con.close()
+    return kernel, top_mhz

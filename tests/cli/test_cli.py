@@ -214,3 +214,31 @@ def test_a_bare_kernel_name_resolves_when_one_suite_has_it(tiny_db):
     # alpha alone: 4 settings (its 1000/1600 MHz run 1.5 ms, the ratios' reference)
     assert bare.output == full.output and len(bare.output.splitlines()) == 5
     assert "tiny,1000.0,1600.0,1,1500000.0" in bare.output
+
+
+@pytest.mark.parametrize("args,value,want", [
+    (["train", "wangchu", "--gpu", "x", "--base"], "700", "CORE_MHZ,MEM_MHZ (e.g. 700,700)"),
+    (["train", "wangchu", "--gpu", "x", "--base"], "700,-5", "CORE_MHZ,MEM_MHZ (e.g. 700,700)"),
+    (["calibrate", "--gpu", "gtx980", "--baseline"], "700,nan", "CORE_MHZ,MEM_MHZ"),
+    (["train", "wu", "--gpu", "x", "--base"], "32,1000",
+     "SMS,CORE_MHZ,MEM_MHZ (e.g. 32,1000,1375) or 'all'"),
+    (["train", "wu", "--gpu", "x", "--base"], "32.5,1000,1375", "SMS,CORE_MHZ,MEM_MHZ"),
+])
+def test_every_base_setting_option_parses_one_way(tmp_path, args, value, want):
+    # train wu --base, train wangchu --base and calibrate --baseline share one parser
+    # (cli.common.Setting): a malformed setting is one usage line, before the file is opened
+    path = tmp_path / "none.duckdb"
+    result = invoke("--db", path, *args, value)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and f"{value!r} is not {want}" in lines[0], result.output
+    assert not path.exists()
+
+
+def test_a_setting_converts_to_its_numbers():
+    from gpudb.cli.common import Setting
+
+    assert Setting().convert("700,924", None, None) == (700.0, 924.0)
+    assert Setting(sms=True, words=("all",)).convert("32,1000,1375", None, None) == (
+        32, 1000.0, 1375.0)
+    assert Setting(sms=True, words=("all",)).convert("all", None, None) == "all"

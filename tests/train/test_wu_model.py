@@ -523,7 +523,7 @@ def test_v100_measurements_core_frequency_only(fresh_db):
 
 
 def test_a_model_per_base_fills_the_heat_map(toy_db):
-    from gpudb.train.wu_model import parse_base, train_many
+    from gpudb.train.wu_model import train_many
 
     con = gpudb.connect(toy_db)
     columns, rows = train_many(con, "toy", cluster_counts=(2,), seed=0)
@@ -543,9 +543,6 @@ def test_a_model_per_base_fills_the_heat_map(toy_db):
     assert con.execute("SELECT DISTINCT base_n_sm, base_core_mhz, base_mem_mhz FROM prediction "
                        "WHERE predictor = 'wu'").fetchall() == [(2, 500.0, 800.0)]
     con.close()
-    assert parse_base("32,1000,1375") == (32, 1000.0, 1375.0) and parse_base(None) is None
-    with pytest.raises(GpudbError, match="SMS,CORE_MHZ,MEM_MHZ"):
-        parse_base("32,1000")
 
 
 def test_predict_wu_sql_function(fresh_db):

@@ -62,7 +62,7 @@ def draw_error_by_target(figure, data: TargetError) -> None:
     past = sum(1 for p in data.mean_pct for lo, hi in zip(data.low_pct[p], data.high_pct[p],
                                                               strict=True)
                if lo < low or hi > high)
-    ax.legend(fontsize=7, ncols=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside: not over bars
     ax.set_xlabel("target core clock (MHz)")
     ax.set_ylabel("signed time prediction error (%)")
     note = clip_note(ax, marked, "mean errors")
@@ -113,7 +113,7 @@ def draw_mape_by_kernel(figure, data: KernelError) -> None:
     for k, (p, value) in enumerate(data.paper_pct.items()):
         ax.plot(centres[p][-1], value, "kx", markersize=7, zorder=4,
                 label="paper 000's MAPE (Rodinia, GTX 480)" if k == 0 else None)
-    ax.legend(fontsize=7, ncols=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside: not over bars
     ax.set_ylabel("MAPE over target P-states (%)")
     ax.set_title("Mean absolute time prediction error by kernel (paper 000 figure 9)"
                  + clip_note(ax, marked, "MAPEs"), fontsize=10)

@@ -189,6 +189,9 @@ class Expressions:
                               f"{_first_line(exc)}") from None
         finally:
             timer.cancel()
+            # the timer's thread holds this connection: joined, it never closes it at exit
+            # (gpudb.store.db._TimeBound.release)
+            timer.join()
         if result.num_rows != self.rows:
             raise IngestError(f"{where}: expr gives {result.num_rows} rows for the "
                               f"{self.rows} of {self.path}; it must give one value per row")

@@ -75,8 +75,20 @@ class _TimeBound:
     def stop(self) -> None:
         if self.timer is not None:
             self.timer.cancel()
+            # joined, so the timer thread holds nothing when the block ends (see release)
+            self.timer.join()
             self.timer = None
             self.left_s = max(0.0, self.left_s - (time.monotonic() - self.started))
+
+    def release(self) -> None:
+        """Drop the connections, on the thread that ends the block. Were the last reference
+        to a connection dropped by the timer's thread as the interpreter exits, DuckDB would
+        close the database there, releasing the GIL, and that thread, stopped by the
+        finalizing interpreter as it takes the GIL back inside DuckDB's destructor, aborts
+        the process (exit 134, "terminate called ... FATAL: exception not rethrown": 31 of 60
+        runs of a bounded block whose connection was not closed)."""
+        with self.lock:
+            self.connections.clear()
 
     def fire(self) -> None:
         with self.lock:
@@ -113,6 +125,7 @@ def time_bound(seconds: float | None) -> Iterator[None]:
     finally:
         bound.stop()
         _BOUND.remove(bound)
+        bound.release()
 
 
 class _SignalInterrupts:
@@ -134,6 +147,11 @@ class _SignalInterrupts:
                     con.interrupt()
                 except Exception:  # noqa: BLE001 - closed meanwhile: nothing to stop
                     pass
+
+    def release(self) -> None:
+        """Drop the connections on the thread that ends the block (_TimeBound.release)."""
+        with self.lock:
+            self.connections.clear()
 
 
 _SIGNAL_WATCHERS: list[_SignalInterrupts] = []
@@ -191,6 +209,7 @@ def interrupt_on_signals() -> Iterator[None]:
         writer.close()  # the reader sees the end and the thread returns
         thread.join(timeout=5)
         reader.close()
+        watcher.release()
 
 
 @contextmanager

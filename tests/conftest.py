@@ -24,7 +24,8 @@ TABLES = ("gpu", "pstate", "kernel", "experiment", "ingest_file", "run", "interv
 # A test is slow when it uses a fixture that simulates and evaluates a database (whichever test
 # uses it first pays for it, so all of them are marked) or when its own body is slow. Entries:
 # "fixture" (conftest's), "module.fixture" or "module::test" (module names are unique across
-# tests/; parameters are ignored). A @pytest.mark.slow on the test itself works too.
+# tests/; parameters are ignored). These lists are the one place: no test file marks itself slow
+# (tests/test_slow_marks.py checks both).
 SLOW_FIXTURES = frozenset({
     "query_db",                       # tiny sweep + closed loop + evaluate + Equalizer
     "test_cli_commands.sim",          # the same through the CLI, control run twice

@@ -129,7 +129,6 @@ def test_ci_runs_the_readme_test_command():
     assert "README.md" in (REPO / ".ci" / "run").read_text()  # .ci/run extracts it from here
 
 
-@pytest.mark.slow
 def test_the_quickstart_runs_as_printed(tmp_path):
     """README's Quickstart, every line as printed (its `source .venv/bin/activate` aside: the
     test's own environment is on PATH), in an empty folder: no file from elsewhere needed."""

@@ -20,8 +20,10 @@ cases go through ``gpudb info``, ``gpudb query best_setting`` or ``gpudb merge``
 one command per case in turn. A corrupted copy of a real gpudb file may still be readable, so
 for those (``may_succeed``) success is allowed too; every other case must be refused.
 
-Counts by class are printed (run with ``-s``) and written to ``fuzz_counts.json`` in the
-test's tmp_path.
+The test runs once per family (FAMILIES: csv, parquet, mapping, expr, size, duckdb,
+special), each on its own copies of one pristine file, so that pytest-xdist spreads the 2,004
+inputs over its workers (``pytest tests/test_fuzz.py -k duckdb`` runs one family). A family's
+counts are printed (run with ``-s``) and written to ``fuzz_counts.json`` in its tmp_path.
 """
 
 from __future__ import annotations
@@ -1194,16 +1196,19 @@ def write_mappings(directory: Path) -> dict[str, Path]:
     return paths
 
 
-def run_bounded_classes(fuzz: Fuzz, inputs: Path, targets: dict[str, Path], wanted) -> None:
+def run_bounded_classes(fuzz: Fuzz, inputs: Path, targets: dict[str, Path], wanted,
+                        classes=("expr", "size")) -> None:
     """The expr and size classes (issue 31), in this process on the api target: a valid case
-    must be accepted and write its runs, any other refused in one line writing nothing."""
+    must be accepted and write its runs, any other refused in one line writing nothing. (Their
+    kernels are named after the case, x{index}-... and s{index}-..., so an accepted case's runs
+    do not depend on which cases ran before it.)"""
     import gpudb.sources.ingest_read as ingest_module  # where the bound is read
 
     api = gpudb.connect(targets["api"])
     bound = ingest_module.MAX_CELLS
     state = db_state(api)
     try:
-        for cls in ("expr", "size"):
+        for cls in classes:
             start = time.perf_counter()
             folder = inputs / cls
             folder.mkdir()
@@ -1243,8 +1248,17 @@ def run_bounded_classes(fuzz: Fuzz, inputs: Path, targets: dict[str, Path], want
         api.close()
 
 
-def run_fuzz(tmp: Path, only: set[tuple[str, int]] | None = None) -> Fuzz:
-    """Every case (or only those in `only`, without the controls)."""
+INGEST_CLASSES = ("csv", "parquet", "mapping")
+# One test per family (each on targets of its own, copied from one pristine file), so that
+# pytest-xdist spreads the fuzz over the workers. A family's cases do not depend on another
+# family's: ingest cases must all be refused (nothing written), expr and size name their
+# kernels after the case, and an allowed merge of a duckdb case restores the CLI target.
+FAMILIES = (*INGEST_CLASSES, "expr", "size", "duckdb", "special")
+
+
+def run_fuzz(tmp: Path, only: set[tuple[str, int]] | None = None,
+             families=FAMILIES) -> Fuzz:
+    """Every case of ``families`` (or only those in `only`, without the controls)."""
     def wanted(cls: str, index: int) -> bool:
         return only is None or (cls, index) in only
 
@@ -1257,12 +1271,13 @@ def run_fuzz(tmp: Path, only: set[tuple[str, int]] | None = None) -> Fuzz:
     good_data.write_text(mapping_data())
     base_mapping_path = inputs / "base-mapping.toml"
     base_mapping_path.write_text(toml_text(base_mapping()))
+    ingest_classes = [cls for cls in INGEST_CLASSES if cls in families]
 
     # Controls: the generators' bases and confusers alone are accepted.
     (inputs / "control").mkdir()
     scratch = gpudb.connect(targets["scratch"])
     try:
-        for cls in ("csv", "parquet", "mapping"):
+        for cls in ingest_classes:
             for index in range(CONTROLS if only is None else 0):
                 label, path, variant = make_ingest_case(cls, index, inputs / "control",
                                                         control=True)
@@ -1280,7 +1295,7 @@ def run_fuzz(tmp: Path, only: set[tuple[str, int]] | None = None) -> Fuzz:
     api = gpudb.connect(targets["api"])
     cli_target = targets["cli"]
     try:
-        for cls in ("csv", "parquet", "mapping"):
+        for cls in ingest_classes:
             start = time.perf_counter()
             folder = inputs / cls
             folder.mkdir()
@@ -1313,42 +1328,56 @@ def run_fuzz(tmp: Path, only: set[tuple[str, int]] | None = None) -> Fuzz:
     finally:
         api.close()
 
-    run_bounded_classes(fuzz, inputs, targets, wanted)
+    bounded = [cls for cls in ("expr", "size") if cls in families]
+    if bounded:
+        run_bounded_classes(fuzz, inputs, targets, wanted, bounded)
 
-    start = time.perf_counter()
-    folder = inputs / "duckdb"
-    for index in range(COUNTS["duckdb"]):
-        if not wanted("duckdb", index):
-            continue
-        case = make_duckdb_case(index, folder, targets["good"])
-        fuzz.counts["duckdb"] = fuzz.counts.get("duckdb", 0) + 1
-        failures = len(fuzz.failures)
-        run_duckdb_case(fuzz, index, case, cli_target, targets["pristine"])
-        if len(fuzz.failures) == failures:  # keep only the inputs of failed cases (6 MB each)
-            shutil.rmtree(folder / f"db-{index}")
-    fuzz.seconds["duckdb"] = round(time.perf_counter() - start, 1)
+    if "duckdb" in families:
+        start = time.perf_counter()
+        folder = inputs / "duckdb"
+        for index in range(COUNTS["duckdb"]):
+            if not wanted("duckdb", index):
+                continue
+            case = make_duckdb_case(index, folder, targets["good"])
+            fuzz.counts["duckdb"] = fuzz.counts.get("duckdb", 0) + 1
+            failures = len(fuzz.failures)
+            run_duckdb_case(fuzz, index, case, cli_target, targets["pristine"])
+            if len(fuzz.failures) == failures:  # keep only the inputs of failed cases (6 MB each)
+                shutil.rmtree(folder / f"db-{index}")
+        fuzz.seconds["duckdb"] = round(time.perf_counter() - start, 1)
 
-    start = time.perf_counter()
-    special = tmp / "special"
-    special.mkdir()
-    for index, (label, args, isolated) in enumerate(
-            special_cases(special, cli_target, mappings["tiny"], good_data)):
-        if not wanted("special", index):
-            continue
-        before_file = file_state(cli_target)
-        outcome = subprocess_cli(args) if isolated else cli_run(args)
-        after_file = file_state(cli_target)
-        fuzz.counts["special"] = fuzz.counts.get("special", 0) + 1
-        fuzz.record("special", index, label, "subprocess" if isolated else "cli", outcome,
-                    changed="" if after_file == before_file else "target file")
-    fuzz.seconds["special"] = round(time.perf_counter() - start, 1)
+    if "special" in families:
+        start = time.perf_counter()
+        special = tmp / "special"
+        special.mkdir()
+        for index, (label, args, isolated) in enumerate(
+                special_cases(special, cli_target, mappings["tiny"], good_data)):
+            if not wanted("special", index):
+                continue
+            before_file = file_state(cli_target)
+            outcome = subprocess_cli(args) if isolated else cli_run(args)
+            after_file = file_state(cli_target)
+            fuzz.counts["special"] = fuzz.counts.get("special", 0) + 1
+            fuzz.record("special", index, label, "subprocess" if isolated else "cli", outcome,
+                        changed="" if after_file == before_file else "target file")
+        fuzz.seconds["special"] = round(time.perf_counter() - start, 1)
     return fuzz
 
 
-@pytest.mark.slow  # about two minutes on 2 cores
-def test_fuzz_malformed_inputs_are_refused_in_one_line(tmp_path):
+def special_count(tmp: Path) -> int:
+    """How many special cases there are (their files made in ``tmp``)."""
+    tmp.mkdir(exist_ok=True)
+    return len(special_cases(tmp, tmp / "target.duckdb", tmp / "tiny.toml", tmp / "data.csv"))
+
+
+def test_the_families_together_feed_at_least_2000_inputs(tmp_path):
+    assert sum(COUNTS.values()) + special_count(tmp_path) >= 2000
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fuzz_malformed_inputs_are_refused_in_one_line(tmp_path, family):
     start = time.perf_counter()
-    fuzz = run_fuzz(tmp_path)
+    fuzz = run_fuzz(tmp_path, families=(family,))
     report = {"seed": SEED, "inputs": fuzz.counts, "total": sum(fuzz.counts.values()),
               "invocations": fuzz.invocations, "outcomes": fuzz.outcomes,
               "allowed_successes": fuzz.allowed_successes,
@@ -1374,7 +1403,8 @@ def test_fuzz_malformed_inputs_are_refused_in_one_line(tmp_path):
     print("fuzz totals:", json.dumps(report["totals"]))
     for failure in fuzz.failures:
         print("FAIL", json.dumps(failure))
-    assert report["total"] >= 2000
+    expected = (special_count(tmp_path / "count") if family == "special" else COUNTS[family])
+    assert fuzz.counts == {family: expected}
     assert not fuzz.failures, f"{len(fuzz.failures)} failures, first: {fuzz.failures[0]}"
 
 

@@ -1,6 +1,6 @@
 """conftest's lists of slow tests and fixtures name tests and fixtures that exist (read from
-the source with ``ast``), so a rename cannot silently unmark a slow test; and the hook marks
-what the lists say."""
+the source with ``ast``), so a rename cannot silently unmark a slow test; the hook marks what
+the lists say; and no test file marks itself slow, so the lists are the one place."""
 
 from __future__ import annotations
 
@@ -26,6 +26,20 @@ def definitions() -> dict[str, tuple[set[str], set[str]]]:
                     fixtures.add(node.name)
         found[path.stem] = (tests, fixtures)
     return found
+
+
+def test_no_test_file_marks_itself_slow():
+    # a decorator or a module's pytestmark beside the lists would make two places to look
+    marked = []
+    for path in sorted(TESTS.rglob("*.py")):
+        text = path.read_text()
+        if "slow" not in text:  # parsing every file costs a second
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Attribute) and ast.unparse(node) == "pytest.mark.slow":
+                if path.name != "conftest.py":
+                    marked.append(f"{path.relative_to(TESTS)}:{node.lineno}")
+    assert marked == []
 
 
 def test_module_names_are_unique_across_the_test_folders():

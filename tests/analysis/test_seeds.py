@@ -221,7 +221,6 @@ def test_seeds_must_be_integers_from_zero(tmp_path):
     assert not (tmp_path / "x.duckdb").exists()
 
 
-@pytest.mark.slow
 def test_evaluate_control_reports_the_mean_over_seeds_with_its_interval(seeded):
     result = CliRunner().invoke(cli, ["--db", str(seeded["both"]), "evaluate", "control",
                                       "--gpu", "gtx480", "--suite", str(seeded["suite"]),

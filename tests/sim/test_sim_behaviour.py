@@ -72,7 +72,6 @@ def test_static_energy_share_at_nominal(gtx480):
         assert 0.20 <= share <= 0.65, (name, share)
 
 
-@pytest.mark.slow
 def test_full_suite_behaviour_on_gtx480(gtx480):
     """Every default kernel at full size, 700 and 100 MHz: the category claims and energy."""
     for k in load_suite("default").kernels:

@@ -206,7 +206,6 @@ def malformed_csv(draw) -> str:
 
 # 60 generated files, each validated and refused (~8 s); tests/test_fuzz.py feeds 450 more
 # malformed CSVs from a seeded generator
-@pytest.mark.slow
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=malformed_csv())

@@ -555,7 +555,6 @@ def test_predict_wu_sql_function(fresh_db):
     assert rows == [(pytest.approx(4.0),), (40.0,), (None,), (None,), (4.0,)]
 
 
-@pytest.mark.slow
 def test_simulated_hd7970_grid_feeds_the_table_ii_features(db_path):
     # 4 kernels x 2 CU counts x 2 engine x 2 memory settings of the simulator (~30 s)
     sweep = pytest.importorskip("gpudb.simulate.sweep")

@@ -79,7 +79,7 @@ predicted AS (
            p.predicted_ns
     FROM outcome AS b
     JOIN outcome AS t ON t.gpu_id = b.gpu_id AND t.kernel_id = b.kernel_id AND t.idx = b.idx
-    JOIN prediction AS p
+    JOIN prediction AS p  -- a replay reads pred_<predictor> here (control/results.py)
       ON p.run_id = b.run_id AND p.granularity = 'interval' AND p.sample_idx = b.idx
      AND p.target_core_mhz = t.core_mhz
     WHERE p.predictor = coalesce(CAST(:predictor AS TEXT), 'crisp')

@@ -377,6 +377,28 @@ def _closed_loop_settings(con, predictor, objective, guard, scope) -> dict[str, 
     return out
 
 
+def test_a_replay_reads_its_predictors_view_with_the_prediction_views_rows(sim_db):
+    # replay() joins pred_<name> where the stored query (as `gpudb query controller_replay`
+    # runs it) joins view prediction: every row of every replayable predictor and the
+    # oracle is the same (the energy scope does not touch the join: the chip's, the demo's)
+    from gpudb.control.guard import guard_params
+    from gpudb.control.results import REPLAY_PREDICTORS, _reading_one_predictor
+    from gpudb.store.queries import get_query
+
+    con = gpudb.connect(sim_db, read_only=True)
+    try:
+        for predictor in REPLAY_PREDICTORS:
+            sql, params = get_query("controller_replay").bind({
+                "predictor": predictor, "objective": "edp", "scope": "chip",
+                **guard_params(GUARDED)})
+            rows = [con.execute(f"SELECT * FROM ({q.rstrip().rstrip(';')}) ORDER BY ALL",
+                                params).fetchall()
+                    for q in (sql, _reading_one_predictor(sql, predictor))]
+            assert len(rows[0]) > 0 and rows[0] == rows[1], predictor
+    finally:
+        con.close()
+
+
 @pytest.mark.parametrize("guard", [PAPER, GUARDED, Guard(verify_stay=True)],
                          ids=lambda g: g.name)
 def test_sql_replay_chooses_as_the_shared_python_step(sim_db, guard, tmp_path):

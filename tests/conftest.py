@@ -123,6 +123,23 @@ iterations = 20
 body = [{op = "ld", id = "a", trans = 2}, {op = "alu", dep = "a"}]
 """
 
+# synthetic: a DRAM-streaming phase, then a dependent ALU phase (the control tests' suites)
+TWOPHASE_KERNEL = """
+[[kernel]]
+name = "twophase"
+category = "phased"
+description = "synthetic: a DRAM-streaming phase, then a dependent ALU phase"
+ctas = 30
+warps_per_cta = 8
+[[kernel.phase]]
+iterations = 30
+body = [{op = "ld", id = "a", trans = 2, l2_hit = 0.1}, {op = "alu", dep = "a"}]
+[[kernel.phase]]
+iterations = 15
+body = [{op = "alu", n = 4, dep = "prev"}]
+"""
+
+
 
 @pytest.fixture(scope="session")
 def gtx480():

@@ -958,16 +958,24 @@ class Outcome:
 
 
 def api_ingest(con, data: Path, mapping: Path) -> Outcome:
+    """One ingest through the Python API; after a traceback or a hang, whatever transaction
+    it left open is rolled back, so the next case starts from a clean connection."""
     try:
         with deadline(CASE_TIMEOUT_S):
             ingest(con, [str(data)], load_mapping(mapping), experiment="fuzz")
     except GpudbError as exc:
         return Outcome("refused", str(exc))
     except Hang as exc:
-        return Outcome("hang", str(exc))
+        outcome = Outcome("hang", str(exc))
     except Exception:  # noqa: BLE001 - any other exception is the traceback being counted
-        return Outcome("traceback", traceback.format_exc(limit=-4))
-    return Outcome("accepted", "")
+        outcome = Outcome("traceback", traceback.format_exc(limit=-4))
+    else:
+        return Outcome("accepted", "")
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
+    return outcome
 
 
 def control_characters(text: str) -> bool:
@@ -1223,11 +1231,6 @@ def run_bounded_classes(fuzz: Fuzz, inputs: Path, targets: dict[str, Path], want
                     label, data, expected = make_size(rng, folder, index)
                     mapping = inputs / "tiny.toml"
                 outcome = api_ingest(api, data, mapping)
-                if outcome.status in ("traceback", "hang"):
-                    try:
-                        api.execute("ROLLBACK")
-                    except duckdb.Error:
-                        pass
                 # the state after one case is the next one's before: one count per case
                 before, after = state, db_state(api)
                 state = after
@@ -1308,11 +1311,6 @@ def run_fuzz(tmp: Path, only: set[tuple[str, int]] | None = None,
                 names = (str(data), str(mapping))
                 before = db_state(api)
                 outcome = api_ingest(api, data, mapping)
-                if outcome.status in ("traceback", "hang"):
-                    try:
-                        api.execute("ROLLBACK")
-                    except duckdb.Error:
-                        pass
                 after = db_state(api)
                 fuzz.counts[cls] = fuzz.counts.get(cls, 0) + 1
                 fuzz.record(cls, index, label, "api", outcome, names=names,

@@ -8,6 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import TWOPHASE_KERNEL
 
 import gpudb
 from gpudb.analysis.evaluate import length_line
@@ -231,19 +232,7 @@ iterations = 40
 body = [{op = "ld", id = "a", trans = 2, l1_hit = 0.2, l2_hit = 0.3},
         {op = "alu", n = 3, dep = "a"}, {op = "st", trans = 1}]
 
-[[kernel]]
-name = "twophase"
-category = "phased"
-description = "synthetic: a DRAM-streaming phase, then a dependent ALU phase"
-ctas = 30
-warps_per_cta = 8
-[[kernel.phase]]
-iterations = 30
-body = [{op = "ld", id = "a", trans = 2, l2_hit = 0.1}, {op = "alu", dep = "a"}]
-[[kernel.phase]]
-iterations = 15
-body = [{op = "alu", n = 4, dep = "prev"}]
-"""
+""" + TWOPHASE_KERNEL
 
 
 @pytest.fixture(scope="module")

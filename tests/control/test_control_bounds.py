@@ -5,6 +5,7 @@ optimal's schedule run in the simulator's closed loop (policy dynamic_optimal_ru
 from __future__ import annotations
 
 import pytest
+from conftest import TWOPHASE_KERNEL
 
 import gpudb
 from gpudb.control import schedule_run
@@ -116,19 +117,7 @@ def test_savings_and_fraction_of_potential_by_hand_in_both_scopes(scope_db):
 SUITE = """
 name = "bndtiny"
 description = "one synthetic kernel for the run-bound tests"
-[[kernel]]
-name = "twophase"
-category = "phased"
-description = "synthetic: a DRAM-streaming phase, then a dependent ALU phase"
-ctas = 30
-warps_per_cta = 8
-[[kernel.phase]]
-iterations = 30
-body = [{op = "ld", id = "a", trans = 2, l2_hit = 0.1}, {op = "alu", dep = "a"}]
-[[kernel.phase]]
-iterations = 15
-body = [{op = "alu", n = 4, dep = "prev"}]
-"""
+""" + TWOPHASE_KERNEL
 
 
 @pytest.fixture(scope="module")

@@ -9,4 +9,4 @@ runs is gpudb's business (gpudb.simulate.sweep, gpudb.store.runs).
 
 # Part of every run_id: bump it whenever a change alters simulated results, so a sweep into an
 # existing database re-runs instead of skipping runs made by the older model.
-SIM_VERSION = "4"
+SIM_VERSION = "5"

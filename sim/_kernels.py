@@ -36,6 +36,7 @@ OP_LD = 2      # global load
 OP_ST = 3      # global store
 OP_SH = 4      # shared-memory access
 OP_BAR = 5     # CTA-wide barrier
+OP_DP = 6      # double-precision (FP64) arithmetic, on its own unit
 
 BIG = 1 << 62  # "never" as a cycle stamp
 
@@ -59,19 +60,27 @@ G_DRAM_CYC = 14        # extra core-clocked cycles on a DRAM access (paper 003 e
 G_SVC_MEMCYC = 15      # memory-clock cycles a channel is busy per transaction
 G_N_CH = 16            # DRAM channels
 G_EQ_PERIOD = 17       # Equalizer sampling period, cycles (paper 001 section IV)
-N_GP = 18
-R_CORE_MHZ = 18
-R_MEM_MHZ = 19
-R_CYC_NS = 20          # ns per core cycle
-R_SEG_NS = 21          # ns at cycle R_SEG_CYC: time origin of the current setting
-R_SEG_CYC = 22
+# Added for issue 37 (a GPU's configuration may leave each out: then the mechanism is off and
+# results are those of the model without it):
+G_DP_LAT = 18          # cycles from issue to result of an FP64 instruction
+G_DP_II = 19           # cycles the FP64 unit is busy per warp instruction
+G_LSU_TPC = 20         # global transactions the LSU sends per cycle (>= 1)
+G_L2_N = 21            # L2 slices that serve accesses one at a time (0: L2 bandwidth unlimited)
+G_L2_SVC_CYC = 22      # core cycles a slice is busy per access (the L2 is core-clocked)
+N_GP = 23
+R_CORE_MHZ = 23
+R_MEM_MHZ = 24
+R_CYC_NS = 25          # ns per core cycle
+R_SEG_NS = 26          # ns at cycle R_SEG_CYC: time origin of the current setting
+R_SEG_CYC = 27
 # Derived from the setting by _derive (at every advance(), as the setting may have changed):
 # computed once rather than per request, by the same expressions, so to the same bits.
-R_SVC_NS = 23          # ns a DRAM channel is busy per transaction
-R_DRAM_MEM_NS = 24     # the memory-clocked part of the DRAM latency, ns
-R_DRAM_CYC = 25        # core-clocked cycles of a DRAM access (whole number)
-R_L2_RET = 26          # cycles of an L2 round trip (whole number)
-N_FP = 27
+R_SVC_NS = 28          # ns a DRAM channel is busy per transaction
+R_DRAM_MEM_NS = 29     # the memory-clocked part of the DRAM latency, ns
+R_DRAM_CYC = 30        # core-clocked cycles of a DRAM access (whole number)
+R_L2_RET = 31          # cycles of an L2 round trip (whole number)
+R_L2_SVC_NS = 32       # ns an L2 slice is busy per access
+N_FP = 33
 
 # Integer kernel scalars and global state (int64 array ``gi``).
 K_N_CTAS = 0
@@ -142,7 +151,8 @@ SI_WQ_OCC = 29         # the short-wait wheel's slots holding a warp, bit k for 
 SI_WQ_T = 30           # cycle up to which the wheel's waits have been ended (_expire_wheel)
 SI_KIND = 31           # the kind (_kind) of the last processed idle cycle, for _flush
 SI_DUE = 32            # not per SM: advance()'s list of the SMs due this cycle, rows 0..n-1
-N_SI = 33
+SI_DP_FREE = 33        # first cycle the FP64 unit is free
+N_SI = 34
 
 # Warp states.
 W_EMPTY = 0
@@ -241,27 +251,28 @@ A_EQ_ISSUED = 24
 A_LCP_SLOT = 25        # SI_LCP_SLOT read out in cycles
 A_MSHR_MIN_NS = 26     # least time the busiest SM's MSHRs need for its misses (ns)
 A_SQ_MIN_NS = 27       # least time the busiest SM's store queue needs for its stores (ns)
+A_DP = 28              # FP64 warp instructions
 # Per-cycle classification: these are also the layout of the gap vector ``sg``.
-A_STALL = 28
-A_LOAD_STALL = 29
-A_STORE_STALL = 30
-A_COMPUTE = 31
-A_LOAD_OUT = 32
-A_OVL_COMP = 33
-A_MEM_STALL = 34
-A_WRITE_STALL = 35
-A_WARPS = 36
+A_STALL = 29
+A_LOAD_STALL = 30
+A_STORE_STALL = 31
+A_COMPUTE = 32
+A_LOAD_OUT = 33
+A_OVL_COMP = 34
+A_MEM_STALL = 35
+A_WRITE_STALL = 36
+A_WARPS = 37
 # Issue-slot accounting (gpudb's, not paper 000's): the unused issue slots of a cycle are
 # classified by rules A-D, so a one-issue cycle on a dual-issue SM is half computation. In
 # skipped cycles nothing issues, so the share is 1.
-A_SLOT_LOAD_STALL = 37
-A_SLOT_STORE_STALL = 38
-A_EMPTY = 39           # cycles the SM had no resident CTA
-A_EQ_ACTIVE = 40
-A_EQ_WAIT = 41
-A_EQ_XALU = 42
-A_EQ_XMEM = 43
-N_ACC = 44
+A_SLOT_LOAD_STALL = 38
+A_SLOT_STORE_STALL = 39
+A_EMPTY = 40           # cycles the SM had no resident CTA
+A_EQ_ACTIVE = 41
+A_EQ_WAIT = 42
+A_EQ_XALU = 43
+A_EQ_XMEM = 44
+N_ACC = 45
 A_CLASS0 = A_STALL
 A_EQ0 = A_EQ_ACTIVE
 # A cycle short of full issue (or an Equalizer sample) is counted by its kind (int64
@@ -299,9 +310,10 @@ _U_11 = np.uint64(11)
 # as a plain (heterogeneous) tuple: with reference counting off (see _INLINE) a group costs
 # nothing over separate arguments, and unlike a jitclass it can be cached. sim.model builds
 # them once per run around the arrays it allocated; the functions here mutate them in place.
-Gpu = namedtuple("Gpu", ["fp", "gi", "chn"])
+Gpu = namedtuple("Gpu", ["fp", "gi", "chn", "l2q"])
 """GPU-wide: parameters and setting ``fp`` (G_*, R_*), kernel scalars and global state ``gi``
-(K_*, GS_*), DRAM channels ``chn`` (CH_*)."""
+(K_*, GS_*), DRAM channels ``chn`` (CH_*), and the ns at which each L2 slice is free ``l2q``
+(used only where G_L2_N > 0)."""
 Program = namedtuple("Program", ["pi", "pf"])
 """The warp program every warp runs: ``pi`` (PI_*) and ``pf`` (PF_*)."""
 SmState = namedtuple("SmState", ["si", "wi", "done", "ci", "mi", "qrel", "rng", "wm", "wt",
@@ -407,12 +419,28 @@ def _l2_return(t, fp):
 
 
 @njit(cache=True, inline=_INLINE)
+def _l2_queue(t, fp, l2q, u):
+    """Queue one access at an L2 slice (chosen by ``u``); returns the cycles it waits there.
+
+    Only where the GPU gives its L2 a bandwidth (G_L2_N slices, each serving one access per
+    G_L2_SVC_CYC core cycles, FCFS): a core-clocked L2 (Maxwell, Pascal: paper 003 Table I)
+    serves fewer accesses per ns at a lower core clock.
+    """
+    k = int(u * fp[G_L2_N])
+    now = _now_ns(t, fp)
+    start = max(now, l2q[k])
+    l2q[k] = start + fp[R_L2_SVC_NS]
+    return _ns_to_cycles(start - now, fp)
+
+
+@njit(cache=True, inline=_INLINE)
 def _derive(fp, gi):
     """Fill the R_* values derived from the setting, and GS_EQ_SHIFT."""
     fp[R_SVC_NS] = fp[G_SVC_MEMCYC] * 1000.0 / fp[R_MEM_MHZ]
     fp[R_DRAM_MEM_NS] = fp[G_DRAM_MEMCYC] * 1000.0 / fp[R_MEM_MHZ]
     fp[R_DRAM_CYC] = _cyc(fp[G_L2_CYC] + fp[G_DRAM_CYC])
     fp[R_L2_RET] = _cyc(fp[G_L2_CYC]) + _ns_to_cycles(fp[G_L2_NS], fp)
+    fp[R_L2_SVC_NS] = fp[G_L2_SVC_CYC] * fp[R_CYC_NS]
     period = int(fp[G_EQ_PERIOD])
     shift = -1
     for k in range(63):
@@ -991,6 +1019,12 @@ def _unit_issue(s, w, i, o, t, n_alu, gpu, prog, sms, cnt):
         si[s, SI_SFU_FREE] = t + _cyc(fp[G_SFU_II])
         acc[A_SFU] += 1
         acc[A_SFU_BUSY] += _cyc(fp[G_SFU_II])
+    elif o == OP_DP:
+        if si[s, SI_DP_FREE] > t:
+            return U_UNIT_BUSY
+        done[s, w, i] = t + _cyc(fp[G_DP_LAT])
+        si[s, SI_DP_FREE] = t + _cyc(fp[G_DP_II])
+        acc[A_DP] += 1
     elif o == OP_BAR:
         done[s, w, i] = t
         acc[A_BAR] += 1
@@ -1169,6 +1203,8 @@ def _issue(s, t, sample, gpu, prog, sms, cnt):
                 n_xalu += 1
                 if o == OP_SFU and si[s, SI_SFU_FREE] < ev:
                     ev = si[s, SI_SFU_FREE]
+                elif o == OP_DP and si[s, SI_DP_FREE] < ev:
+                    ev = si[s, SI_DP_FREE]
                 continue
             if u == U_LSU_BUSY:
                 n_xmem += 1
@@ -1237,12 +1273,15 @@ def _load_transaction(s, t, i, gpu, prog, sms, cnt):
             return -1
         acc[A_L1_ACC] += 1
         acc[A_L2_ACC] += 1
+        tq = t
+        if fp[G_L2_N] > 0:
+            tq = t + _l2_queue(t, fp, gpu.l2q, _uniform(rng, s))
         if _uniform(rng, s) < pf[PF_L2, i]:
             acc[A_L2_HIT] += 1
-            ret = _l2_return(t, fp)
+            ret = _l2_return(tq, fp)
         else:
             acc[A_DRAM_RD] += 1
-            ret = _dram_return(t, fp, gpu.chn, _uniform(rng, s))
+            ret = _dram_return(tq, fp, gpu.chn, _uniform(rng, s))
         if si[s, SI_LEAD_UNTIL] <= t:
             # A miss while no leading load is outstanding starts a new cluster: it is a
             # leading load (LEAD) and a contributor miss (MISS), counted from the L1 miss
@@ -1274,12 +1313,16 @@ def _store_transaction(s, t, i, gpu, prog, sms, cnt):
     if si[s, SI_SQ_BUSY] >= int(fp[G_SQ_SIZE]):
         return False
     acc[A_L2_ACC] += 1
-    if _uniform(rng, s) < prog.pf[PF_WR, i]:
+    pf = prog.pf
+    tq = t
+    if fp[G_L2_N] > 0:
+        tq = t + _l2_queue(t, fp, gpu.l2q, _uniform(rng, s))
+    if _uniform(rng, s) < pf[PF_WR, i]:
         acc[A_DRAM_WR] += 1
-        ack = _dram_return(t, fp, gpu.chn, _uniform(rng, s))
+        ack = _dram_return(tq, fp, gpu.chn, _uniform(rng, s))
     else:
         acc[A_L2_HIT] += 1
-        ack = _l2_return(t, fp)
+        ack = _l2_return(tq, fp)
     _sq_push(s, si[s, SI_SQ_BUSY], ack, qrel)
     si[s, SI_SQ_BUSY] += 1
     si[s, SI_SQ_OCC] += ack - t
@@ -1304,21 +1347,33 @@ def _lsu(s, t, gpu, prog, sms, cnt):
         return 0
     i = si[s, SI_LSU_I]
     o = prog.pi[PI_OP, i]
-    if o == OP_LD:
-        ret = _load_transaction(s, t, i, gpu, prog, sms, cnt)
-        if ret < 0:
-            return 2
-    elif o == OP_ST:
-        if not _store_transaction(s, t, i, gpu, prog, sms, cnt):
-            return 3
-        ret = t
+    if o == OP_LD or o == OP_ST:
+        # up to G_LSU_TPC global transactions a cycle (one on GPUs that do not set it)
+        sent = 0
+        while True:
+            if o == OP_LD:
+                ret = _load_transaction(s, t, i, gpu, prog, sms, cnt)
+                if ret < 0:
+                    break
+            else:
+                if not _store_transaction(s, t, i, gpu, prog, sms, cnt):
+                    break
+                ret = t
+            sent += 1
+            if ret > si[s, SI_LSU_MAXRET]:
+                si[s, SI_LSU_MAXRET] = ret
+            si[s, SI_LSU_LEFT] -= 1
+            if si[s, SI_LSU_LEFT] == 0 or sent >= int(gpu.fp[G_LSU_TPC]):
+                break
+        if sent == 0:
+            return 2 if o == OP_LD else 3
     else:
         cnt.acc[A_SH_TRANS] += 1
         ret = t + _cyc(gpu.fp[G_SHARED_LAT])
+        if ret > si[s, SI_LSU_MAXRET]:
+            si[s, SI_LSU_MAXRET] = ret
+        si[s, SI_LSU_LEFT] -= 1
     cnt.acc[A_MEM_BUSY] += 1
-    if ret > si[s, SI_LSU_MAXRET]:
-        si[s, SI_LSU_MAXRET] = ret
-    si[s, SI_LSU_LEFT] -= 1
     if si[s, SI_LSU_LEFT] == 0:
         r = si[s, SI_LSU_MAXRET]
         done[s, w, i] = r

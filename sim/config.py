@@ -43,7 +43,7 @@ import numpy as np
 from sim import _kernels as K
 
 OPS = {"alu": K.OP_ALU, "sfu": K.OP_SFU, "ld": K.OP_LD, "st": K.OP_ST, "shared": K.OP_SH,
-       "bar": K.OP_BAR}
+       "bar": K.OP_BAR, "dp": K.OP_DP}
 MAX_BODY = 128  # instructions per phase body; bounds the per-warp scoreboard array
 
 
@@ -93,6 +93,11 @@ class GpuConfig:
         return float(np.interp(mhz, self.mem_mhz, self.mem_background_w))
 
     @property
+    def has_fp64_unit(self) -> bool:
+        """Whether FP64 ('dp') instructions have a unit of their own (dp_* parameters)."""
+        return bool(self.gp[K.G_DP_II] > 0)
+
+    @property
     def nominal_core_v(self) -> float:
         return self.core_voltage(self.nominal_core_mhz)
 
@@ -115,6 +120,8 @@ class KernelSpec:
     footprint_bytes: int
     shared_bytes_per_cta: int
     program: dict = field(repr=False)           # op, dep0, dep1, trans, pl1, pl2, pwr, ph_*
+    # resident CTAs per SM the kernel's own resources allow (registers; 0: the GPU's limits)
+    max_ctas_per_sm: int = 0
 
     @property
     def kernel_id(self) -> str:
@@ -127,10 +134,14 @@ class KernelSpec:
         return self.ctas * self.warps_per_cta * per_warp
 
     def cta_slots(self, gpu: GpuConfig) -> int:
-        """Resident CTAs per SM the hardware allows (warps, CTA and shared-memory limits)."""
+        """Resident CTAs per SM the hardware allows (warps, CTA and shared-memory limits, and
+        the kernel's own ``ctas_per_sm``: a limit its registers set, which a suite file states
+        because the model has no register file)."""
         slots = min(gpu.max_ctas_per_sm, gpu.max_warps_per_sm // self.warps_per_cta)
         if self.shared_bytes_per_cta > 0:
             slots = min(slots, gpu.shared_bytes_per_sm // self.shared_bytes_per_cta)
+        if self.max_ctas_per_sm > 0:
+            slots = min(slots, self.max_ctas_per_sm)
         return slots
 
 
@@ -207,15 +218,18 @@ def _num(table: dict, key: str, where: str, positive: bool = True, integer: bool
     return int(value) if integer else float(value)
 
 
-def _list(table: dict, key: str, where: str, n: int | None = None) -> tuple[float, ...]:
+def _list(table: dict, key: str, where: str, n: int | None = None,
+          zero: bool = False) -> tuple[float, ...]:
     values = table.get(key)
     if not isinstance(values, list) or not values:
         raise ConfigError(f"{where}: {key!r} must be a non-empty list")
     if n is not None and len(values) != n:
         raise ConfigError(f"{where}: {key!r} has {len(values)} entries, expected {n}")
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-            raise ConfigError(f"{where}: {key!r} entries must be positive numbers, got {v!r}")
+        if (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+                or v < 0 or (v == 0 and not zero)):
+            raise ConfigError(f"{where}: {key!r} entries must be "
+                              f"{'numbers >= 0' if zero else 'positive numbers'}, got {v!r}")
     return tuple(float(v) for v in values)
 
 
@@ -245,6 +259,13 @@ def load_gpu(name_or_path: str | Path) -> GpuConfig:
     gp[K.G_SQ_SIZE] = _num(sm, "store_queue", w, integer=True)
     gp[K.G_L1_BYTES] = _num(sm, "l1_bytes", w, integer=True)
     gp[K.G_EQ_PERIOD] = _num(sm, "equalizer_sample_cycles", w, integer=True, default=128)
+    # Mechanisms added for issue 37 (docs/simulator.md, "Validation against real GPUs"); a
+    # configuration without them keeps the model it had.
+    if ("dp_latency_cycles" in sm) != ("dp_interval_cycles" in sm):
+        raise ConfigError(f"{w}: give both dp_latency_cycles and dp_interval_cycles, or neither")
+    gp[K.G_DP_LAT] = _num(sm, "dp_latency_cycles", w, integer=True, default=0)
+    gp[K.G_DP_II] = _num(sm, "dp_interval_cycles", w, integer=True, default=0)
+    gp[K.G_LSU_TPC] = _num(sm, "lsu_transactions_per_cycle", w, integer=True, default=1)
     tbytes = _num(sm, "transaction_bytes", w, integer=True)
     w = f"{where} [memory]"
     gp[K.G_L2_NS] = _num(mem, "l2_latency_ns", w, positive=False)
@@ -254,6 +275,10 @@ def load_gpu(name_or_path: str | Path) -> GpuConfig:
     gp[K.G_DRAM_CYC] = _num(mem, "dram_latency_cycles", w, positive=False)
     gp[K.G_N_CH] = _num(mem, "channels", w, integer=True)
     gp[K.G_SVC_MEMCYC] = tbytes / _num(mem, "channel_bytes_per_mem_cycle", w)
+    if ("l2_slices" in mem) != ("l2_access_cycles" in mem):
+        raise ConfigError(f"{w}: give both l2_slices and l2_access_cycles, or neither")
+    gp[K.G_L2_N] = _num(mem, "l2_slices", w, integer=True, default=0)
+    gp[K.G_L2_SVC_CYC] = _num(mem, "l2_access_cycles", w, default=0.0)
     w = f"{where} [core]"
     core_mhz = _list(core, "mhz", w)
     core_v = _list(core, "voltage_v", w, len(core_mhz))
@@ -261,7 +286,7 @@ def load_gpu(name_or_path: str | Path) -> GpuConfig:
     w = f"{where} [mem]"
     mem_mhz = _list(mst, "mhz", w)
     mem_v = _list(mst, "voltage_v", w, len(mem_mhz))
-    mem_bg = _list(mst, "background_w", w, len(mem_mhz))
+    mem_bg = _list(mst, "background_w", w, len(mem_mhz), zero=True)
     nominal_mem = _num(mst, "nominal_mhz", w)
     for name, values, nominal in (("core", core_mhz, nominal_core), ("mem", mem_mhz, nominal_mem)):
         if list(values) != sorted(set(values)):
@@ -274,6 +299,7 @@ def load_gpu(name_or_path: str | Path) -> GpuConfig:
         "core_static_w", "other_w")}
     # optional, for configurations written before the memory V/F domain existed
     power["mc_nj"] = _num(pw, "mc_nj", w, positive=False, default=0.0)
+    power["dp_nj"] = _num(pw, "dp_nj", w, positive=False, default=0.0)
     l2_domain = pw.get("l2_domain", "fixed")
     if l2_domain not in ("fixed", "mem"):
         raise ConfigError(f"{w}: 'l2_domain' must be \"fixed\" or \"mem\", got {l2_domain!r}")
@@ -388,7 +414,8 @@ def _compile_kernel(table: dict, suite: str, where: str) -> KernelSpec:
                              default=0),
         shared_bytes_per_cta=_num(table, "shared_bytes", kw, positive=False, integer=True,
                                   default=0),
-        program=program)
+        program=program,
+        max_ctas_per_sm=_num(table, "ctas_per_sm", kw, integer=True, default=0))
 
 
 DERIVE_RULES = ("ctas_scale", "iterations_scale")

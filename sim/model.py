@@ -89,6 +89,7 @@ INTERVAL_COLUMNS: list[tuple[str, pa.DataType]] = [
     ("crisp_slot_lcp_cycles", pa.float64()), ("crisp_slot_load_stall_cycles", pa.float64()),
     ("crisp_slot_store_stall_cycles", pa.float64()), ("sm_empty_cycles", pa.float64()),
     ("mshr_min_ns", pa.float64()), ("store_queue_min_ns", pa.float64()),
+    ("dp_insts", pa.int64()),
 ]
 
 # Per-SM counters averaged over SMs: column -> accumulator index.
@@ -108,7 +109,7 @@ _PER_SM = {
 }
 # GPU-wide event counts: column -> accumulator index.
 _TOTALS = {
-    "instructions": K.A_INSTS, "alu_insts": K.A_ALU, "sfu_insts": K.A_SFU,
+    "instructions": K.A_INSTS, "alu_insts": K.A_ALU, "sfu_insts": K.A_SFU, "dp_insts": K.A_DP,
     "gld_insts": K.A_GLD, "gst_insts": K.A_GST, "shared_insts": K.A_SHARED,
     "barrier_insts": K.A_BAR, "gld_transactions": K.A_GLD_TRANS,
     "gst_transactions": K.A_GST_TRANS, "l1_accesses": K.A_L1_ACC, "l1_hits": K.A_L1_HIT,
@@ -139,6 +140,9 @@ def check_run(gpu: GpuConfig, kernel: KernelSpec, n_sm: int, ctas_per_sm: int | 
         raise ConfigError(f"ctas_per_sm must be >= 1, got {ctas_per_sm}")
     if kernel.cta_slots(gpu) < 1:
         raise ConfigError(f"kernel {kernel.name!r} does not fit on one {gpu.name} SM")
+    if not gpu.has_fp64_unit and np.any(kernel.program["op"] == K.OP_DP):
+        raise ConfigError(f"kernel {kernel.name!r} has FP64 ('dp') instructions but {gpu.name} "
+                          "gives no FP64 unit (dp_latency_cycles, dp_interval_cycles)")
 
 
 class SimulationError(RuntimeError):
@@ -345,11 +349,12 @@ class Simulation:
         self.wt = np.full((n, n_w), K.BIG, i64)
         self.wq = np.zeros((n, K.W_LONG, (n_w + 31) // 32), i64)
         self.chn = np.zeros((2, int(g.gp[K.G_N_CH])))
+        self.l2q = np.zeros(max(1, int(g.gp[K.G_L2_N])))
         # One independent stream per SM, drawn from a numpy Generator seeded by the run's seed.
         self.rng = np.random.default_rng(self.seed).integers(
             0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
         # The same arrays, grouped as sim._kernels' functions take them.
-        self.gpu_state = K.Gpu(self.fp, self.gi, self.chn)
+        self.gpu_state = K.Gpu(self.fp, self.gi, self.chn, self.l2q)
         self.program = K.Program(self.pi, self.pf)
         self.sm_state = K.SmState(self.si, self.wi, self.done, self.ci, self.mi, self.qrel,
                                   self.rng, self.wm, self.wt, self.wq)
@@ -482,7 +487,7 @@ class Simulation:
         vm = g.mem_voltage(s.mem_mhz) / g.nominal_mem_v
         sm_nj = (row["instructions"] * p["inst_nj"] + row["alu_insts"] * p["alu_nj"]
                  + row["sfu_insts"] * p["sfu_nj"] + row["l1_accesses"] * p["l1_nj"]
-                 + row["shared_transactions"] * p["shared_nj"])
+                 + row["shared_transactions"] * p["shared_nj"] + row["dp_insts"] * p["dp_nj"])
         l2_nj = row["l2_accesses"] * p["l2_nj"]
         mem_l2_nj = l2_nj * vm * vm if g.l2_domain == "mem" else 0.0
         core_l2_nj = 0.0 if g.l2_domain == "mem" else l2_nj

@@ -99,13 +99,7 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
             yield _simulate(task)
         return
     queue = sorted(todo, key=lambda t: -t.kernel.warp_instructions * 1000.0 / t.core_mhz)
-    context = multiprocessing.get_context()
-    # a worker's parent is this process (but the fork server under "forkserver"), and the
-    # workers start in this thread (PR_SET_PDEATHSIG fires when the creating thread ends)
-    parent = None if context.get_start_method() == "forkserver" else os.getpid()
-    main = threading.current_thread() is threading.main_thread()
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                               initargs=(parent, main))
+    pool = worker_pool(jobs)
     try:
         pending = set()
         it = iter(queue)
@@ -120,6 +114,18 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
                     pending.add(pool.submit(_simulate, nxt))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def worker_pool(jobs: int) -> ProcessPoolExecutor:
+    """``jobs`` worker processes that leave Ctrl-C and hang-ups to their parent and end with it
+    (see :func:`simulate_tasks`); the caller shuts the pool down."""
+    context = multiprocessing.get_context()
+    # a worker's parent is this process (but the fork server under "forkserver"), and the
+    # workers start in this thread (PR_SET_PDEATHSIG fires when the creating thread ends)
+    parent = None if context.get_start_method() == "forkserver" else os.getpid()
+    main = threading.current_thread() is threading.main_thread()
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
+                               initargs=(parent, main))
 
 
 def _simulate(task: Task) -> SimResult:

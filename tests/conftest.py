@@ -32,6 +32,7 @@ SLOW_FIXTURES = frozenset({
     "test_demo_report.summary_page",  # query_db evaluated for every objective
     "test_control.sim_db",            # two kernels swept, two controllers, every replay
     "test_seeds.seeded",              # two seeds swept through the CLI
+    "test_clone.checked",             # three GTX 1080 Ti kernels cloned, swept and compared
 })
 SLOW_TESTS = frozenset({
     "test_cli_commands::test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables",

@@ -168,7 +168,8 @@ def simulator_gpu_options(command):
              "instead of --gpu.")(wrapper)
     return click.option(
         "--gpu", default="gtx480", show_default=True, callback=_gpu_name,
-        help="Simulated GPU: a shipped configuration (gtx480, gtx980, hd7970).")(wrapper)
+        help="Simulated GPU: a shipped configuration (gtx480, gtx980, hd7970, "
+             "gtx1080ti-sim).")(wrapper)
 
 
 def output_options(command):

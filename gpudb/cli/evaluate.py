@@ -12,6 +12,7 @@ import click
 from gpudb.cli.common import (
     Context,
     _gpu_name,
+    _seeds,
     echo,
     friendly_errors,
     output_options,
@@ -451,3 +452,89 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, seeds, 
     print_control(obj, _scope(obj, gpu, suite, do_sweep, seeds),
                   list(objectives) or ["edp", "ed2p", "energy", "energy_perf"], max_loss_pct,
                   fmt, seeds, ("chip", "run") if energy_scope == "both" else (energy_scope,))
+
+
+@evaluate.command("simulator")
+@click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
+              help="Measured GPU (a gpu_id in the database with profiler metrics).")
+@click.option("--model", default=None,
+              help="Simulator configuration that models it (default: <gpu>-sim).")
+@click.option("--suite", "suite_file", type=click.Path(dir_okay=False), default=None,
+              help="Clone suite file (default: <database>.clone-<gpu>.toml beside the "
+                   "database, made by cloning first if missing).")
+@click.option("--reclone", is_flag=True, help="Clone again even if the suite file exists.")
+@click.option("--kernel", "kernels", multiple=True,
+              help="Clone only this measured kernel_id (repeatable; default every kernel).")
+@click.option("--base-mhz", type=float, help="Base core MHz (default: the GPU's nominal).")
+@click.option("--base-mem-mhz", type=float, help="Base memory MHz (default: the GPU's "
+              "nominal).")
+@click.option("--per-kernel/--summary-only", default=True, show_default=True,
+              help="Also print one row per kernel (query sim_scaling_error).")
+@click.option("--fit", "do_fit", is_flag=True,
+              help="Also fit the configuration's calibrated values (sustained DRAM bandwidth, "
+                   "power) on its training kernels and print them as TOML lines, with each "
+                   "kernel's power error with parameters fitted on the others (needs scipy).")
+@click.option("--jobs", type=click.IntRange(1), default=None,
+              help="Processes simulating (default: one per core).")
+@click.option("--seeds", multiple=True, callback=_seeds, metavar="LIST",
+              help="Seeds of the clones' runs, e.g. 0,1,2: each setting simulated once per "
+                   "seed and the times and powers averaged (default: 0).")
+@output_options
+@click.pass_obj
+@friendly_errors
+def evaluate_simulator(obj: Context, gpu_id, model, suite_file, reclone, base_mhz,
+                       base_mem_mhz, kernels, per_kernel, do_fit, jobs, seeds, fmt):
+    """The simulator against a real GPU: clone its measured kernels from their profiles
+    (gpudb clone), simulate the clones at every setting the GPU was measured at, and compare
+    how time and power scale with the core and the memory clock, beside time proportional to
+    the core clock and Wang & Chu fitted on other kernels: per split and class (query
+    sim_scaling_summary), then per kernel (sim_scaling_error). `gpudb plot sim_scaling` draws
+    the curves.
+
+    Example:
+
+    \b
+        gpudb --db lab.duckdb ingest gtx1080ti-train.csv --mapping fixtures/mappings/gtx1080ti.toml
+        gpudb --db lab.duckdb evaluate simulator --gpu gtx1080ti
+    """
+    from pathlib import Path
+
+    from gpudb.store.queries import run_query
+    from gpudb.workflows.simulator import check_simulator, target
+
+    t = target(obj.path, gpu_id, model, base_mhz, base_mem_mhz, read_only=obj.read_only)
+    suite = Path(suite_file) if suite_file else Path(obj.path).with_name(
+        f"{Path(obj.path).name}.clone-{gpu_id}.toml")
+    if suite.exists() and not reclone and fmt in HUMAN_FORMATS:
+        echo(f"clones from {suite} (--reclone to build them again)", err=True)
+    echo_compiling()
+    with run_progress("calibrating clones") as cloning, \
+            run_progress("simulating", rate=True) as simulating:
+        checked = check_simulator(obj.path, t, suite, read_only=obj.read_only,
+                                  reclone=reclone, kernels=list(kernels) or None,
+                                  seeds=seeds, jobs=jobs,
+                                  clone_progress=cloning, sweep_progress=simulating,
+                                  command=f"gpudb --db {obj.path} evaluate simulator "
+                                          f"--gpu {gpu_id}")
+    if fmt in HUMAN_FORMATS:
+        if checked.cloned:
+            echo(f"wrote the clones to {checked.suite_path}")
+        echo(f"{checked.sweep['runs_added']} runs simulated, {checked.sweep['runs_skipped']} "
+             f"already stored; {checked.wangchu}; {checked.seconds:.0f} s")
+    params = {"gpu_id": gpu_id, "sim_gpu_id": t.model_name}
+    db.doing("computing evaluate simulator")
+    with obj.connection(read_only=True) as con:
+        for name in ("sim_scaling_summary",) + (("sim_scaling_error",) if per_kernel else ()):
+            columns, rows = run_query(con, name, params)
+            output_rows(columns, rows, fmt, name=name)
+    if do_fit:
+        from gpudb.workflows.simulator import fit_config
+
+        lines, loao, result = fit_config(obj.path, t)
+        if fmt in HUMAN_FORMATS:
+            echo(f"fitted on {len(result['kernels'])} training kernels (normalised power MAPE "
+                 f"there, measured time: {result['train_mape_pct']:.2f}%):")
+            for line in lines:
+                echo(f"  {line}")
+        output_rows(["kernel_id", "power_mape_pct_fitted_on_others"], loao, fmt,
+                    name="power_leave_one_out")

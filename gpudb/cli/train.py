@@ -212,3 +212,62 @@ def _calibrate_simulated(obj: Context, gpu: str, baseline, seed: int, jobs: int)
     with run_progress("calibrating") as progress:
         return run_calibration(obj.path, gpu, baseline=baseline, seed=seed, jobs=jobs,
                                progress=progress)
+
+
+@cli.command("clone")
+@click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
+              help="Measured GPU whose kernels to clone (a gpu_id in the database; its runs "
+                   "need profiler metrics, as the gtx1080ti mapping stores them).")
+@click.option("--model", default=None,
+              help="Simulator configuration that models it (default: <gpu>-sim, e.g. "
+                   "gtx1080ti-sim).")
+@click.option("--base-mhz", type=float, help="Base core MHz the profiles are taken at "
+              "(default: the GPU's nominal).")
+@click.option("--base-mem-mhz", type=float, help="Base memory MHz (default: the GPU's "
+              "nominal).")
+@click.option("--kernel", "kernels", multiple=True, help="Only this measured kernel_id "
+              "(repeatable).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Suite file to write (default: clone-<gpu>.toml here).")
+@click.option("--jobs", type=click.IntRange(1), default=None,
+              help="Processes calibrating (default: one per core).")
+@output_options
+@click.pass_obj
+@friendly_errors
+def clone_command(obj: Context, gpu_id, model, base_mhz, base_mem_mhz, kernels, output, jobs,
+                  fmt):
+    """Write a suite of synthetic clones of a measured GPU's kernels, each built from its
+    profiler metrics at the base setting, every field annotated with the metric and formula
+    it came from; two knobs are calibrated there by simulation (docs/simulator.md,
+    "Validation against real GPUs"). Prints each clone's measured and simulated IPC at the
+    base and its knobs. `gpudb evaluate simulator` sweeps the clones and compares.
+
+    Example:
+
+    \b
+        gpudb --db lab.duckdb clone --gpu gtx1080ti -o clones.toml
+        gpudb --db lab.duckdb sweep --gpu gtx1080ti-sim --suite clones.toml
+    """
+    from pathlib import Path
+
+    from gpudb.workflows.simulator import make_clones, target
+    from sim.config import load_suite
+
+    t = target(obj.path, gpu_id, model, base_mhz, base_mem_mhz)
+    path = Path(output or f"clone-{gpu_id}.toml")
+    with run_progress("calibrating clones") as progress:
+        text, clones = make_clones(obj.path, t, list(kernels) or None, jobs=jobs,
+                                   progress=progress,
+                                   command=f"gpudb --db {obj.path} clone --gpu {gpu_id}")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    load_suite(tmp)   # what is written loads back
+    tmp.replace(path)
+    rows = [(c.profile.kernel_id, c.name, c.profile.m("executed_ipc"), c.base_ipc_sim,
+             c.dependence, c.fp64_share, "; ".join(c.notes)) for c in clones]
+    output_rows(["kernel_id", "clone", "executed_ipc", "simulated_ipc", "dependence",
+                 "fp64_conversion_share", "note"], rows, fmt)
+    if fmt in HUMAN_FORMATS:
+        echo(f"wrote {len(clones)} clones to {path} (suite {load_suite(path).name}); sweep "
+             f"them with: gpudb --db {obj.path} evaluate simulator --gpu {gpu_id} --suite "
+             f"{path}")

@@ -96,7 +96,7 @@ def test_an_unknown_gpu_is_one_line_naming_the_known_ones(tiny_db):
     result = invoke("--db", tiny_db, "demo", "--gpu", "rtx8000")
     assert result.exit_code == 1
     assert result.output == ("Error: no GPU 'rtx8000': the database has tiny; the simulator "
-                             "ships gtx480, gtx980, hd7970\n")
+                             "ships gtx1080ti-sim, gtx480, gtx980, hd7970\n")
 
 
 def test_the_shipped_measurements_evaluate_without_a_traceback(tmp_path):

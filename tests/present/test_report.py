@@ -55,10 +55,12 @@ def test_the_page_is_self_contained_with_a_png_per_plot_and_rows_in_every_table(
     parsed = Page()
     parsed.feed(page.read_text())
     assert parsed.links == []                      # nothing fetched from elsewhere
-    # every plot drawn but Wu's (no model trained in query_db), which the page lists
+    # every plot drawn but Wu's (no model trained in query_db) and the simulator's validation
+    # (no clones evaluated against a measured GPU there), which the page lists
     text = page.read_text()
-    assert len(parsed.images) == len(plots.registry()) - 1
+    assert len(parsed.images) == len(plots.registry()) - 2
     assert "<li>wu_error_by_base: plot wu_error_by_base: no wu model" in text
+    assert "<li>sim_scaling: plot sim_scaling: query sim_scaling_curve has no rows" in text
     for src in parsed.images:
         prefix = "data:image/png;base64,"
         assert src.startswith(prefix)

@@ -119,10 +119,10 @@ def test_instruction_cut_rows_have_no_sm_eq(gtx480):
 
 
 # run_id of micro stream_read at 700/924 MHz on 15 SMs, seed 0, as computed before epoch mode
-# existed (sim/model.py at the start of issue 14 item 1) with today's SIM_VERSION (4; the id
+# existed (sim/model.py at the start of issue 14 item 1) with today's SIM_VERSION (5; the id
 # covers it): an instruction-cut run's id must not depend on the epoch_cycles argument.
-ID_1000_FIXED = "c5c240abc6afe8dd65ac103a8008ef411ecb0fd34c4628186ca863e835fe644a"
-ID_100000_FIXED = "84102e9d65ae91c528de7fe236b215601fe1e72a2f22dcaff6fcab8491d7652e"
+ID_1000_FIXED = "1dd2d530500c127a5b115d2780d030710e00c210eb8d85a1f6f1373c4a423058"
+ID_100000_FIXED = "99d097e8a5c06b72a5c30fc03a9afb350b9befdfa4923a270c508141ca58aa74"
 
 
 def test_run_ids_of_instruction_cut_runs_are_unchanged_and_epochs_differ(gtx480):

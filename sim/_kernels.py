@@ -65,22 +65,19 @@ G_EQ_PERIOD = 17       # Equalizer sampling period, cycles (paper 001 section IV
 G_DP_LAT = 18          # cycles from issue to result of an FP64 instruction
 G_DP_II = 19           # cycles the FP64 unit is busy per warp instruction
 G_LSU_TPC = 20         # global transactions the LSU sends per cycle (>= 1)
-G_L2_N = 21            # L2 slices that serve accesses one at a time (0: L2 bandwidth unlimited)
-G_L2_SVC_CYC = 22      # core cycles a slice is busy per access (the L2 is core-clocked)
-N_GP = 23
-R_CORE_MHZ = 23
-R_MEM_MHZ = 24
-R_CYC_NS = 25          # ns per core cycle
-R_SEG_NS = 26          # ns at cycle R_SEG_CYC: time origin of the current setting
-R_SEG_CYC = 27
+N_GP = 21
+R_CORE_MHZ = 21
+R_MEM_MHZ = 22
+R_CYC_NS = 23          # ns per core cycle
+R_SEG_NS = 24          # ns at cycle R_SEG_CYC: time origin of the current setting
+R_SEG_CYC = 25
 # Derived from the setting by _derive (at every advance(), as the setting may have changed):
 # computed once rather than per request, by the same expressions, so to the same bits.
-R_SVC_NS = 28          # ns a DRAM channel is busy per transaction
-R_DRAM_MEM_NS = 29     # the memory-clocked part of the DRAM latency, ns
-R_DRAM_CYC = 30        # core-clocked cycles of a DRAM access (whole number)
-R_L2_RET = 31          # cycles of an L2 round trip (whole number)
-R_L2_SVC_NS = 32       # ns an L2 slice is busy per access
-N_FP = 33
+R_SVC_NS = 26          # ns a DRAM channel is busy per transaction
+R_DRAM_MEM_NS = 27     # the memory-clocked part of the DRAM latency, ns
+R_DRAM_CYC = 28        # core-clocked cycles of a DRAM access (whole number)
+R_L2_RET = 29          # cycles of an L2 round trip (whole number)
+N_FP = 30
 
 # Integer kernel scalars and global state (int64 array ``gi``).
 K_N_CTAS = 0
@@ -310,10 +307,9 @@ _U_11 = np.uint64(11)
 # as a plain (heterogeneous) tuple: with reference counting off (see _INLINE) a group costs
 # nothing over separate arguments, and unlike a jitclass it can be cached. sim.model builds
 # them once per run around the arrays it allocated; the functions here mutate them in place.
-Gpu = namedtuple("Gpu", ["fp", "gi", "chn", "l2q"])
+Gpu = namedtuple("Gpu", ["fp", "gi", "chn"])
 """GPU-wide: parameters and setting ``fp`` (G_*, R_*), kernel scalars and global state ``gi``
-(K_*, GS_*), DRAM channels ``chn`` (CH_*), and the ns at which each L2 slice is free ``l2q``
-(used only where G_L2_N > 0)."""
+(K_*, GS_*), DRAM channels ``chn`` (CH_*)."""
 Program = namedtuple("Program", ["pi", "pf"])
 """The warp program every warp runs: ``pi`` (PI_*) and ``pf`` (PF_*)."""
 SmState = namedtuple("SmState", ["si", "wi", "done", "ci", "mi", "qrel", "rng", "wm", "wt",
@@ -419,28 +415,12 @@ def _l2_return(t, fp):
 
 
 @njit(cache=True, inline=_INLINE)
-def _l2_queue(t, fp, l2q, u):
-    """Queue one access at an L2 slice (chosen by ``u``); returns the cycles it waits there.
-
-    Only where the GPU gives its L2 a bandwidth (G_L2_N slices, each serving one access per
-    G_L2_SVC_CYC core cycles, FCFS): a core-clocked L2 (Maxwell, Pascal: paper 003 Table I)
-    serves fewer accesses per ns at a lower core clock.
-    """
-    k = int(u * fp[G_L2_N])
-    now = _now_ns(t, fp)
-    start = max(now, l2q[k])
-    l2q[k] = start + fp[R_L2_SVC_NS]
-    return _ns_to_cycles(start - now, fp)
-
-
-@njit(cache=True, inline=_INLINE)
 def _derive(fp, gi):
     """Fill the R_* values derived from the setting, and GS_EQ_SHIFT."""
     fp[R_SVC_NS] = fp[G_SVC_MEMCYC] * 1000.0 / fp[R_MEM_MHZ]
     fp[R_DRAM_MEM_NS] = fp[G_DRAM_MEMCYC] * 1000.0 / fp[R_MEM_MHZ]
     fp[R_DRAM_CYC] = _cyc(fp[G_L2_CYC] + fp[G_DRAM_CYC])
     fp[R_L2_RET] = _cyc(fp[G_L2_CYC]) + _ns_to_cycles(fp[G_L2_NS], fp)
-    fp[R_L2_SVC_NS] = fp[G_L2_SVC_CYC] * fp[R_CYC_NS]
     period = int(fp[G_EQ_PERIOD])
     shift = -1
     for k in range(63):
@@ -1273,15 +1253,12 @@ def _load_transaction(s, t, i, gpu, prog, sms, cnt):
             return -1
         acc[A_L1_ACC] += 1
         acc[A_L2_ACC] += 1
-        tq = t
-        if fp[G_L2_N] > 0:
-            tq = t + _l2_queue(t, fp, gpu.l2q, _uniform(rng, s))
         if _uniform(rng, s) < pf[PF_L2, i]:
             acc[A_L2_HIT] += 1
-            ret = _l2_return(tq, fp)
+            ret = _l2_return(t, fp)
         else:
             acc[A_DRAM_RD] += 1
-            ret = _dram_return(tq, fp, gpu.chn, _uniform(rng, s))
+            ret = _dram_return(t, fp, gpu.chn, _uniform(rng, s))
         if si[s, SI_LEAD_UNTIL] <= t:
             # A miss while no leading load is outstanding starts a new cluster: it is a
             # leading load (LEAD) and a contributor miss (MISS), counted from the L1 miss
@@ -1313,16 +1290,12 @@ def _store_transaction(s, t, i, gpu, prog, sms, cnt):
     if si[s, SI_SQ_BUSY] >= int(fp[G_SQ_SIZE]):
         return False
     acc[A_L2_ACC] += 1
-    pf = prog.pf
-    tq = t
-    if fp[G_L2_N] > 0:
-        tq = t + _l2_queue(t, fp, gpu.l2q, _uniform(rng, s))
-    if _uniform(rng, s) < pf[PF_WR, i]:
+    if _uniform(rng, s) < prog.pf[PF_WR, i]:
         acc[A_DRAM_WR] += 1
-        ack = _dram_return(tq, fp, gpu.chn, _uniform(rng, s))
+        ack = _dram_return(t, fp, gpu.chn, _uniform(rng, s))
     else:
         acc[A_L2_HIT] += 1
-        ack = _l2_return(tq, fp)
+        ack = _l2_return(t, fp)
     _sq_push(s, si[s, SI_SQ_BUSY], ack, qrel)
     si[s, SI_SQ_BUSY] += 1
     si[s, SI_SQ_OCC] += ack - t

@@ -275,10 +275,6 @@ def load_gpu(name_or_path: str | Path) -> GpuConfig:
     gp[K.G_DRAM_CYC] = _num(mem, "dram_latency_cycles", w, positive=False)
     gp[K.G_N_CH] = _num(mem, "channels", w, integer=True)
     gp[K.G_SVC_MEMCYC] = tbytes / _num(mem, "channel_bytes_per_mem_cycle", w)
-    if ("l2_slices" in mem) != ("l2_access_cycles" in mem):
-        raise ConfigError(f"{w}: give both l2_slices and l2_access_cycles, or neither")
-    gp[K.G_L2_N] = _num(mem, "l2_slices", w, integer=True, default=0)
-    gp[K.G_L2_SVC_CYC] = _num(mem, "l2_access_cycles", w, default=0.0)
     w = f"{where} [core]"
     core_mhz = _list(core, "mhz", w)
     core_v = _list(core, "voltage_v", w, len(core_mhz))

@@ -349,12 +349,11 @@ class Simulation:
         self.wt = np.full((n, n_w), K.BIG, i64)
         self.wq = np.zeros((n, K.W_LONG, (n_w + 31) // 32), i64)
         self.chn = np.zeros((2, int(g.gp[K.G_N_CH])))
-        self.l2q = np.zeros(max(1, int(g.gp[K.G_L2_N])))
         # One independent stream per SM, drawn from a numpy Generator seeded by the run's seed.
         self.rng = np.random.default_rng(self.seed).integers(
             0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
         # The same arrays, grouped as sim._kernels' functions take them.
-        self.gpu_state = K.Gpu(self.fp, self.gi, self.chn, self.l2q)
+        self.gpu_state = K.Gpu(self.fp, self.gi, self.chn)
         self.program = K.Program(self.pi, self.pf)
         self.sm_state = K.SmState(self.si, self.wi, self.done, self.ci, self.mi, self.qrel,
                                   self.rng, self.wm, self.wt, self.wq)

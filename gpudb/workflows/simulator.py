@@ -66,10 +66,24 @@ def target(path: str, gpu: str, model: str | None = None, base_mhz: float | None
         settings = con.execute(
             "SELECT DISTINCT core_mhz, mem_mhz FROM run WHERE gpu_id = ? AND source = "
             "'measured' AND policy = 'fixed' ORDER BY ALL", [gpu]).fetchall()
+        # what a clone is built from, checked before anything else: a file of DCGM activities
+        # and static PTX counts (the shared V100 files) cannot be cloned on any configuration
+        have = {n for (n,) in con.execute(
+            "SELECT DISTINCT m.name FROM metric AS m JOIN run AS r USING (run_id) "
+            "WHERE r.gpu_id = ? AND r.source = 'measured'", [gpu]).fetchall()}
     finally:
         con.close()
     if row is None or not settings:
         raise GpudbError(f"no measured runs of {gpu!r} in {path}")
+    from gpudb.train.clone import REQUIRED
+
+    lacking = [n for n in REQUIRED if n not in have]
+    if lacking:
+        raise GpudbError(
+            f"{gpu}'s measured runs lack what a clone is built from: {', '.join(lacking)} "
+            f"(they have {len(have)} metrics: {', '.join(sorted(have)[:8])}"
+            f"{', ...' if len(have) > 8 else ''}); cloning needs nvprof-style metrics and the "
+            "launch geometry (docs/simulator.md, \"Validation against real GPUs\")")
     core = base_mhz if base_mhz is not None else row[0]
     mem = base_mem_mhz if base_mem_mhz is not None else row[1]
     if (core, mem) not in {(float(c), float(m)) for c, m in settings}:

@@ -14,9 +14,6 @@ from sim.config import ConfigError, fixture_dir, kernel_from_table, load_gpu
 from sim.model import simulate
 
 
-MEMORY_KEYS = ("l2_slices", "l2_access_cycles")
-
-
 def gpu_with(tmp_path, name="t", **values):
     """gtx1080ti-sim with ``values`` replacing its lines (key = value) or added to [sm]."""
     text = (fixture_dir("gpus") / "gtx1080ti-sim.toml").read_text()
@@ -26,8 +23,7 @@ def gpu_with(tmp_path, name="t", **values):
         if re.search(rf"^{key} = ", text, flags=re.M):
             text = re.sub(rf"^{key} = .*$", line, text, count=1, flags=re.M)
         else:
-            section = "[memory]\n" if key in MEMORY_KEYS else "[sm]\n"
-            text = text.replace(section, f"{section}{line}\n", 1)
+            text = text.replace("[sm]\n", f"[sm]\n{line}\n", 1)
     path = tmp_path / f"{name}.toml"
     path.write_text(text)
     return load_gpu(path)
@@ -79,34 +75,11 @@ def test_a_kernel_sets_its_own_ctas_per_sm(tmp_path):
     assert max(r.intervals.column("active_warps_avg").to_numpy()) <= 2 * 4
 
 
-def test_l2_slices_bound_the_l2_bandwidth(tmp_path):
-    """L2 hits only: with 2 slices of 10 core cycles per access, the GPU serves at most 0.2
-    accesses a cycle, so 20,000 of them take at least 100,000 cycles."""
-    body = [{"op": "ld", "trans": 4, "l2_hit": 1.0}]
-    k = kernel(body, ctas=28 * 8, wpc=8, iterations=1)
-    g = gpu_with(tmp_path, l2_slices=2, l2_access_cycles=10.0)
-    r = simulate(g, k, 1800, 5000)
-    accesses = float(np.sum(r.intervals.column("l2_accesses").to_numpy()))
-    assert accesses == 28 * 8 * 8 * 4
-    assert cycles(r) >= accesses / 2 * 10
-    free = simulate(gpu_with(tmp_path, "free"), k, 1800, 5000)
-    assert cycles(free) < cycles(r) / 5
-
-
-@pytest.mark.parametrize("drop, values, message", [
-    ("dp_interval_cycles", {}, "both dp_latency_cycles"),
-    ("l2_access_cycles", {}, "both l2_slices"),
-])
-def test_half_given_mechanisms_are_refused(tmp_path, drop, values, message):
+def test_a_half_given_fp64_unit_is_refused(tmp_path):
     text = (fixture_dir("gpus") / "gtx1080ti-sim.toml").read_text()
-    if drop:
-        text = re.sub(rf"^{drop} = .*\n", "", text, flags=re.M)
-    for key, value in values.items():
-        section = "[memory]\n" if key in MEMORY_KEYS else "[sm]\n"
-        text = text.replace(section, f"{section}{key} = {value}\n", 1)
     path = tmp_path / "bad.toml"
-    path.write_text(text)
-    with pytest.raises(ConfigError, match=message):
+    path.write_text(re.sub(r"^dp_interval_cycles = .*\n", "", text, flags=re.M))
+    with pytest.raises(ConfigError, match="both dp_latency_cycles"):
         load_gpu(path)
 
 
@@ -117,13 +90,12 @@ def test_the_other_gpus_leave_every_addition_off(name):
     checks the digests)."""
     g = load_gpu(name)
     assert g.gp[K.G_DP_II] == 0 and g.gp[K.G_LSU_TPC] == 1
-    assert g.gp[K.G_L2_N] == 0
 
 
 def test_the_jitted_model_equals_its_python_execution_with_every_addition(tmp_path):
     """The same bits from numba's code and from the plain-Python run of the same functions
     (sim/reference.py), on a tiny kernel that uses every addition."""
-    g = gpu_with(tmp_path, l2_slices=3, l2_access_cycles=2.0)
+    g = gpu_with(tmp_path)
     body = [{"op": "ld", "id": "a", "trans": 4, "l2_hit": 0.5},
             {"op": "dp", "dep": "a"}, {"op": "alu", "n": 3, "dep": "prev"},
             {"op": "st", "trans": 2, "dram_write": 0.7}]

@@ -30,7 +30,6 @@ VARIANTS = {
     "shipped": ((), {}, ()),
     "no FP64 unit (FP64 on the SFU)": (("dp_latency_cycles", "dp_interval_cycles"), {}, ()),
     "one LSU transaction a cycle": ((), {"lsu_transactions_per_cycle": "1"}, ()),
-    "no L2 bandwidth limit": (("l2_slices", "l2_access_cycles"), {}, ()),
     "no per-kernel CTA limit": ((), {}, ("ctas_per_sm",)),
     "no load-chain knob": ((), {}, ("load_chain",)),
 }

@@ -151,6 +151,23 @@ KERNELS = ("cuda-sdk-rodinia/BlackScholes:BlackScholesGPU",
            "cuda-sdk-rodinia/transpose:transposeCoalesced")
 
 
+def test_a_gpu_measured_without_a_profile_is_refused_naming_what_it_lacks(tmp_path):
+    # the shared V100 file: DCGM activities only, no instruction counts or launch geometry
+    data = real_file("v100-dvfs-real-profile.csv")
+    db = tmp_path / "v.duckdb"
+    runner = CliRunner()
+    got = runner.invoke(cli, ["--db", str(db), "ingest", str(data), "--mapping",
+                              str(MAPPINGS / "v100-profile.toml")])
+    assert got.exit_code == 0, got.output
+    got = runner.invoke(cli, ["--db", str(db), "clone", "--gpu", "v100", "-o",
+                              str(tmp_path / "c.toml")])
+    assert got.exit_code == 1 and got.output.count("\n") == 1
+    assert ("v100's measured runs lack what a clone is built from: inst_executed, "
+            "executed_ipc, achieved_occupancy, blocks, warps_per_block (they have 7 metrics: "
+            "dcgm_dram_active") in got.output
+    assert not (tmp_path / "c.toml").exists()
+
+
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
     data = real_file("gtx1080ti-train.csv")

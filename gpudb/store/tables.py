@@ -110,7 +110,7 @@ _INTERVAL_DOUBLES = (
 _INTERVAL_COUNTS = (
     "alu_insts", "sfu_insts", "gld_insts", "gst_insts", "shared_insts", "barrier_insts",
     "gld_transactions", "gst_transactions", "l1_accesses", "l1_hits", "l2_accesses", "l2_hits",
-    "dram_reads", "dram_writes", "shared_transactions",
+    "dram_reads", "dram_writes", "shared_transactions", "dp_insts",
 )
 
 interval = Table(

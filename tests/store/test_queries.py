@@ -17,6 +17,11 @@ from gpudb.store.db import GpudbError
 from gpudb.store.queries import _per_predictor, get_query, run_query, stored_queries
 
 
+# rows only after `gpudb evaluate simulator` on a measured GPU with profiles, which query_db
+# has not: tests/train/test_clone.py checks their rows against the runs
+ELSEWHERE = ("sim_scaling_curve", "sim_scaling_error", "sim_scaling_summary")
+
+
 @pytest.mark.parametrize("name", sorted(stored_queries()))
 def test_every_stored_query_runs_and_is_documented(query_db, name):
     query = stored_queries()[name]
@@ -24,7 +29,7 @@ def test_every_stored_query_runs_and_is_documented(query_db, name):
     con = gpudb.connect(query_db, read_only=True)
     columns, rows = run_query(con, name)
     con.close()
-    assert columns and rows
+    assert columns and (rows == [] if name in ELSEWHERE else rows)
 
 
 def test_parameters_are_parsed_and_unknown_ones_refused():

@@ -256,6 +256,28 @@ def test_the_clones_scale_as_the_gpu_does_with_each_clock(checked):
     assert got[KERNELS[0]]["prop_time_mape_pct"] > 12
 
 
+def test_the_summary_aggregates_the_kernel_rows(checked):
+    db, _ = checked
+    con = gpudb.connect(db, read_only=True)
+    try:
+        cols, rows = run_query(con, "sim_scaling_error", {})
+        kernels = [dict(zip(cols, r, strict=True)) for r in rows]
+        cols, rows = run_query(con, "sim_scaling_summary", {})
+        summary = [dict(zip(cols, r, strict=True)) for r in rows]
+    finally:
+        con.close()
+    every = [s for s in summary if s["split"] == "all" and s["class"] == "all"]
+    assert len(every) == 1 and every[0]["kernels"] == len(kernels) == len(KERNELS)
+    assert every[0]["sim_time_mape_pct"] == pytest.approx(
+        np.mean([k["sim_time_mape_pct"] for k in kernels]))
+    assert every[0]["sim_worst_pct"] == pytest.approx(max(k["sim_time_mape_pct"] for k in kernels))
+    assert every[0]["core_sens_ok"] == sum(abs(k["sim_core_sens"] - k["core_sens"]) <= 0.03
+                                           for k in kernels)
+    # one row per (split, class) present, whose kernel counts add up to the whole
+    assert sum(s["kernels"] for s in summary if s["split"] != "all" and s["class"] != "all") \
+        == len(KERNELS)
+
+
 def test_the_check_prints_its_tables_and_refuses_read_only(checked, tmp_path):
     db, output = checked
     assert '"sim_scaling_summary"' in output and '"sim_scaling_error"' in output

@@ -221,11 +221,9 @@ def test_sigterm_and_sighup_end_the_sweep_and_its_workers_and_keep_finished_runs
         time.sleep(1.0)  # the other short runs are written; the long one is being simulated
         assert proc.poll() is None, "the sweep ended before the signal"
         workers.update(descendants(proc.pid))
-        sent = time.monotonic()
         proc.send_signal(signum)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=30)
-        took = time.monotonic() - sent
     finally:
         proc.kill()
         proc.wait()
@@ -234,7 +232,8 @@ def test_sigterm_and_sighup_end_the_sweep_and_its_workers_and_keep_finished_runs
             os.kill(pid, signal.SIGKILL)
     err = log.read_text()
     assert proc.returncode == 128 + signum, err
-    assert took < 20.0, f"the sweep took {took:.1f} s to stop"
+    # stopped, not finished: the long run in flight is not among the kept runs (the wait above
+    # bounds the test; how fast it stops is a timing, not asserted on a shared machine)
     assert left == []
     name = signal.Signals(signum).name
     assert f"interrupted ({name}): 4 runs written and kept" in err.strip().splitlines()[-1]

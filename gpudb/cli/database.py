@@ -1,4 +1,5 @@
-"""Commands on the database file itself: init, info, sql, export, merge, materialize.
+"""Commands on the database file itself: init, info, check, sql, export, merge, delete,
+materialize.
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ def info(obj: Context, fmt):
         materialized = status(con)
         from gpudb.store.foreign import foreign_objects
         foreign = foreign_objects(con)
+        db.doing("looking for rows whose runs are gone")
+        from gpudb.store.delete import orphans
+        lost = orphans(con)
     if fmt in HUMAN_FORMATS:
         echo(f"database:      {obj.path}")
         echo(f"schema:        version {meta['schema_version']} "
@@ -70,6 +74,8 @@ def info(obj: Context, fmt):
         echo(f"materialized:  prediction_materialized {materialized}")
         echo("not gpudb's:   " + (", ".join(f"{kind} {printable(name)}" for kind, name in foreign)
                                        or "nothing (only gpudb's own tables and views)"))
+        echo("orphans:       " + (_orphans_line(lost, obj.path) if lost
+                                   else "none (every derived row refers to a stored run)"))
         echo("")
         output_rows(["table", "rows"], counts, fmt)
         echo("")
@@ -81,7 +87,44 @@ def info(obj: Context, fmt):
         rows += [(f"rows.{t}", n) for t, n in counts]
         rows += [(f"experiment.{e[0]}.runs", e[1]) for e in experiments]
         rows += [(f"not_gpudb.{kind}", name) for kind, name in foreign]
+        rows += [(f"orphans.{t}", n) for t, n in lost.items()]
         output_rows(["key", "value"], rows, fmt)
+
+
+def _orphans_line(lost: dict[str, int], path: str) -> str:
+    """'rows referring to runs the database no longer holds: metric 12, ...; repair: ...'"""
+    return ("rows referring to runs the database no longer holds: "
+            + ", ".join(f"{t} {n}" for t, n in lost.items())
+            + f"; repair: gpudb --db {path} delete --orphans")
+
+
+@cli.command()
+@click.pass_obj
+@friendly_errors
+def check(obj: Context):
+    """Look for rows that refer to runs the database no longer holds (orphans): intervals,
+    metrics, control results, predictions, Wu models and calibrations of deleted runs, and
+    records of ingested files none of whose runs is left (which would refuse the file's
+    next ingest). Exit status 1 when there are any, with their counts per table and the
+    command that deletes them. Runs deleted with plain SQL leave them; `gpudb delete`
+    never does.
+
+    Example:
+
+    \b
+        gpudb --db lab.duckdb check
+        gpudb --db lab.duckdb delete --orphans
+    """
+    from gpudb.store.delete import orphans
+
+    with obj.connection(read_only=True) as con:
+        db.doing("looking for rows whose runs are gone")
+        lost = orphans(con)
+    if not lost:
+        echo(f"{obj.path}: no orphans (every derived row refers to a stored run)")
+        return
+    echo(f"{obj.path}: " + _orphans_line(lost, obj.path))
+    sys.exit(1)
 
 
 @cli.command()
@@ -168,6 +211,70 @@ def merge(obj: Context, source):
         echo(f"not merged (computed from runs, or in calibration's case measured or "
              f"fitted for one GPU: recompute them here, or load a calibration file with "
              f"gpudb calibrate --from-file): {left}")
+
+
+@cli.command()
+@click.option("--experiment", "experiments", multiple=True, metavar="NAME",
+              help="Runs of this experiment (repeatable; names as `gpudb info` lists them).")
+@click.option("--ingest", "ingests", multiple=True, metavar="FILE|SHA256",
+              help="Runs an ingested file added: its file name as ingested, or its SHA-256 "
+                   "(8 hex digits or more; repeatable).")
+@click.option("--gpu", "gpus", multiple=True,
+              help="Runs of this GPU (a gpu_id; repeatable).")
+@click.option("--kernel", "kernels", multiple=True, metavar="KERNEL_ID",
+              help="Runs of this kernel (a kernel_id, '<suite>/<name>'; repeatable).")
+@click.option("--orphans", is_flag=True,
+              help="No runs: the rows that refer to runs the database no longer holds "
+                   "(`gpudb check` lists them).")
+@click.option("--dry-run", is_flag=True, help="Only show what would be deleted.")
+@click.pass_obj
+@friendly_errors
+@writes
+def delete(obj: Context, experiments, ingests, gpus, kernels, orphans, dry_run):
+    """Delete runs with every row derived from them, after showing the rows per table.
+
+    The options select runs; given together, a run must match each (--gpu A --kernel K: K's
+    runs on A), and a repeated option matches any of its values. With the runs go their
+    intervals and metrics, the control results, scaling and materialised predictions of
+    their (GPU, kernel), the Wu models trained on them, the calibrations fitted to them,
+    and the records of ingested files none of whose runs is left (so such a file can be
+    ingested again); then, in a second transaction, the GPU (with its P-states), kernel and
+    experiment rows nothing refers to any more. Nothing is asked: --dry-run shows the
+    counts and deletes nothing.
+
+    Example:
+
+    \b
+        gpudb --db lab.duckdb delete --ingest rtx8000.csv --dry-run
+        gpudb --db lab.duckdb delete --gpu rtx8000
+        gpudb --db lab.duckdb delete --orphans
+    """
+    from gpudb.store import delete as deleting
+
+    sel = deleting.Selection(list(experiments), list(ingests), list(gpus), list(kernels),
+                             orphans)
+    if sel.empty():
+        raise click.UsageError("say which runs: --experiment, --ingest, --gpu, --kernel or "
+                               "--orphans")
+    if orphans and (experiments or ingests or gpus or kernels):
+        raise click.UsageError("--orphans selects no runs: give it alone")
+    with obj.connection() as con:
+        sel = deleting.resolve(con, sel)
+        db.doing("finding the rows to delete")
+        counts = deleting.planned(con, sel) if dry_run else deleting.delete(con, sel)
+    if not counts:
+        echo("nothing to delete: " + ("no orphans" if orphans else "no run matches"))
+        return
+    echo(("would delete (dry run, nothing deleted):" if dry_run else "deleted:"))
+    output_rows(["table", "rows"], sorted(counts.items(), key=_table_order), "table")
+
+
+def _table_order(item: tuple[str, int]) -> tuple[int, str]:
+    """Runs first, then what hangs on them, the GPU, kernel and experiment rows last."""
+    order = ("run", "interval", "metric", "control_result", "scaling_prediction",
+             "prediction_materialized", "calibration", "wu_model", "ingest_file", "pstate",
+             "gpu", "kernel", "experiment")
+    return (order.index(item[0]) if item[0] in order else len(order) - 4, item[0])
 
 
 @cli.command()

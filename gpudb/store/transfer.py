@@ -269,7 +269,7 @@ def merge(con: duckdb.DuckDBPyConnection, source: str | Path) -> MergeReport:
             if name in tables:
                 con.register(f"_gpudb_src_{name}", tables[name])
                 registered.append(f"_gpudb_src_{name}")
-        problem = _check_source(con, tables)
+        problem = _check_source(con, tables, source)
         if problem:
             raise GpudbError(f"{source}: {problem}; nothing merged")
         present = first_row(con.execute(
@@ -362,10 +362,14 @@ def _first_difference(con: duckdb.DuckDBPyConnection, columns: dict[str, str], k
     return keys, f"{column} {vals[2 * i]} in {label}, {vals[2 * i + 1]} in the target"
 
 
-def _check_source(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -> str | None:
+def _check_source(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
+                  source: Path) -> str | None:
     """What makes the source unfit to merge, as one line naming the row, or None. The run,
     interval and metric tables are registered as _gpudb_src_<table>."""
     label = "the source"
+    repair = (f"gpudb --db {source} delete --orphans" if not source.is_dir() else
+              "gpudb delete --orphans on the database it was exported from, then export it "
+              "again")
     for table in TABLES:
         if table in tables:
             problem = invalid_row(con, table, tables[table])
@@ -390,17 +394,19 @@ def _check_source(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table]) -
     for table in ("interval", "metric"):
         if table not in tables:
             continue
+        # every orphan counted, the first run named: one line says how much there is to repair
         orphan = first_row(con.execute(
-            f"SELECT s.run_id, count(*), bool_or(t.run_id IS NOT NULL) "
+            f"SELECT min(s.run_id), count(*), count(DISTINCT s.run_id), "
+            f"bool_or(t.run_id IS NOT NULL) "
             f"FROM _gpudb_src_{table} AS s LEFT JOIN run AS t ON t.run_id = s.run_id "
-            f"WHERE NOT EXISTS (SELECT 1 FROM _gpudb_src_run AS r WHERE r.run_id = s.run_id) "
-            "GROUP BY s.run_id ORDER BY s.run_id LIMIT 1"))
-        if orphan:
-            rid, count, in_target = orphan
-            where = ("the target does: merge would graft them onto that run" if in_target
-                     else "nor does the target")
-            return (f"{count} {table} rows belong to run {rid!r}, which {label} does not hold "
-                    f"({where})")
+            f"WHERE NOT EXISTS (SELECT 1 FROM _gpudb_src_run AS r WHERE r.run_id = s.run_id)"))
+        if orphan and orphan[1]:
+            rid, count, runs, in_target = orphan
+            where = ("; the target holds such a run: merge would graft them onto it" if in_target
+                     else "")
+            return (f"{count} {table} rows belong to {runs} run{'s' if runs != 1 else ''} "
+                    f"{label} does not hold (orphans, e.g. of run {rid!r}){where}; repair "
+                    f"{label}: {repair}")
     for column, parent in (("experiment_id", "experiment"), ("kernel_id", "kernel"),
                            ("gpu_id", "gpu")):
         theirs = ""

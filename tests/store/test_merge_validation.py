@@ -155,11 +155,14 @@ def test_merge_refuses_orphan_intervals_and_metrics(lab, tmp_path):
     shutil.copy(lab["source"], target)  # holds every run of the source
     before = row_counts(target)
     messages = refusals(target, [ghost_intervals, ghost_metric, grafted])
-    assert "2 interval rows belong to run 'ghost', which the source does not hold (nor " \
-           "does the target)" in messages[0]
-    assert "1 metric rows belong to run 'ghost'" in messages[1]
-    assert f"belong to run {second!r}, which the source does not hold (the target does: " \
-           "merge would graft them onto that run)" in messages[2]
+    # every orphan counted, the first run named, and the repair (an export: of its database)
+    repair = "repair the source: gpudb delete --orphans on the database it was exported from"
+    assert "2 interval rows belong to 1 run the source does not hold (orphans, e.g. of run " \
+           f"'ghost'); {repair}" in messages[0]
+    assert "1 metric rows belong to 1 run the source does not hold (orphans, e.g. of run " \
+           "'ghost')" in messages[1]
+    assert f"belong to 1 run the source does not hold (orphans, e.g. of run {second!r}); the " \
+           "target holds such a run: merge would graft them onto it; repair" in messages[2]
     assert row_counts(target) == before
 
 

@@ -169,7 +169,41 @@ def simulator_gpu_options(command):
     return click.option(
         "--gpu", default="gtx480", show_default=True, callback=_gpu_name,
         help="Simulated GPU: a shipped configuration (gtx480, gtx980, hd7970, "
-             "gtx1080ti-sim).")(wrapper)
+             "gtx1080ti-sim); give it when the database holds measured runs.")(wrapper)
+
+
+def refuse_unasked_simulation(obj: Context, evaluates: bool = False) -> None:
+    """Stop (usage error, exit 2) a command that may simulate into the database when --gpu
+    (and --gpu-config) was left at its default and the file holds measured runs: a
+    forgotten --gpu must not write synthetic gtx480 runs beside measured ones. Reads the file
+    read-only, so a refused command leaves it byte for byte as it was. ``evaluates``: the
+    command takes a measured GPU too, which the line then suggests."""
+    from pathlib import Path
+
+    from gpudb.store.runs import measured_gpus
+
+    ctx = click.get_current_context()
+    defaults = (None, click.core.ParameterSource.DEFAULT,
+                click.core.ParameterSource.DEFAULT_MAP)
+    if any(ctx.get_parameter_source(name) not in defaults for name in ("gpu", "gpu_config")
+           if name in ctx.params):
+        return
+    if not Path(obj.path).exists():
+        return
+    try:
+        con = obj.connect(read_only=True)
+    except GpudbError:
+        # an older schema opens read-only only once migrated, which the command does anyway
+        con = obj.connect()
+    try:
+        gpus = measured_gpus(con)
+    finally:
+        con.close()
+    if gpus:
+        which = f"--gpu {gpus[0]} to evaluate its runs, or " if evaluates else ""
+        raise click.UsageError(
+            f"--gpu not given and {obj.path} holds measured runs ({', '.join(gpus)}): give "
+            f"{which}--gpu gtx480 to simulate into this file")
 
 
 def output_options(command):

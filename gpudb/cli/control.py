@@ -9,7 +9,14 @@ import sys
 
 import click
 
-from gpudb.cli.common import Context, friendly_errors, output_rows, simulator_gpu_options, writes
+from gpudb.cli.common import (
+    Context,
+    friendly_errors,
+    output_rows,
+    refuse_unasked_simulation,
+    simulator_gpu_options,
+    writes,
+)
 from gpudb.cli.main import cli
 from gpudb.predictors import names as predictor_names
 
@@ -64,6 +71,7 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
     from gpudb.control.guard import GUARDS
     from gpudb.control.kinds.predictor import run_closed_loop
 
+    refuse_unasked_simulation(obj)
     with contextlib.ExitStack() as stack:
         bars = []
 

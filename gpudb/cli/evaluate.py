@@ -17,6 +17,7 @@ from gpudb.cli.common import (
     friendly_errors,
     output_options,
     output_rows,
+    refuse_unasked_simulation,
     run_progress,
     seeds_option,
 )
@@ -46,7 +47,8 @@ def evaluation_options(command):
              "'default'; measured GPUs: a suite name, default every kernel).")(command)
     return click.option(
         "--gpu", default="gtx480", show_default=True, callback=_gpu_name,
-        help="GPU: a gpu_id in the database or a shipped simulator configuration.")(command)
+        help="GPU: a gpu_id in the database or a shipped simulator configuration; give it "
+             "when the database holds measured runs.")(command)
 
 
 def sweep_option(command):
@@ -60,6 +62,8 @@ def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
     """The evaluation's Scope (gpudb.workflows.evaluate.evaluation_scope, which sweeps what
     it lacks), its sweep's notice, progress bar and summary line on the terminal."""
     from gpudb.workflows.evaluate import evaluation_scope
+
+    refuse_unasked_simulation(obj, evaluates=True)
 
     def sweeping(scope, command: str) -> None:
         echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
@@ -304,7 +308,8 @@ def accuracy(obj: Context, gpu, suite, base_mhz, base_mem_mhz, granularity, fold
 
 @evaluate.command()
 @click.option("--gpu", default="gtx480", show_default=True, callback=_gpu_name,
-              help="Simulated GPU (a shipped configuration).")
+              help="Simulated GPU (a shipped configuration); give it when the database holds "
+                   "measured runs.")
 @click.option("--suite", default="default", show_default=True,
               help="Kernel suite: a shipped name or a suite file.")
 @click.option("--kernel", "kernels", multiple=True, help="Only this kernel (repeatable).")
@@ -337,6 +342,7 @@ def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt)
     from gpudb.store.queries import run_query
     from sim.config import ConfigError, available, load_suite
 
+    refuse_unasked_simulation(obj)
     if gpu not in available("gpus"):
         raise GpudbError(f"{gpu!r} is not a simulator GPU ({', '.join(available('gpus'))}): "
                          "Equalizer runs in the simulator's closed loop")

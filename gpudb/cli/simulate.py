@@ -14,6 +14,7 @@ from gpudb.cli.common import (
     _seeds,
     echo,
     friendly_errors,
+    refuse_unasked_simulation,
     run_progress,
     simulator_gpu_options,
     writes,
@@ -67,6 +68,7 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
         gpudb sweep --gpu gtx480 --mem-mhz 924 --seed 0,1,2
         gpudb sweep --gpu gtx980 --scheduler tcp://10.0.0.5:8786
     """
+    refuse_unasked_simulation(obj)
     simulate(obj, gpu, suite, kernels=list(kernels) or None, core_mhz=core_mhz, mem_mhz=mem_mhz,
              sms=sms, ctas=ctas, interval_instructions=interval_instructions,
              seed=seeds or [0],

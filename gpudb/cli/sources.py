@@ -21,21 +21,30 @@ from gpudb.present.output import printable
                                    "else the first file's name).")
 @click.option("--suite", help="Kernel suite: kernel_id = '<suite>/<kernel>' (default: the "
                               "mapping's [run] suite).")
+@click.option("--replace", is_flag=True,
+              help="Files ingested before (same content): delete the runs of that ingest, "
+                   "with every row derived from them, and store the new mapping's instead, "
+                   "in the one transaction (a failure keeps the earlier runs).")
 @click.pass_obj
 @friendly_errors
 @writes
-def ingest(obj: Context, files, mapping_path, experiment, suite):
+def ingest(obj: Context, files, mapping_path, experiment, suite, replace):
     """Load measured CSV/Parquet files as whole-run runs and metrics (all files or nothing).
 
     Every file is validated first; a bad cell stops the whole call with its file, row and
-    column, and nothing is written. Files already ingested are skipped. Each file's report
-    says which of its columns became metrics, were dropped as text (or empty) or ignored.
+    column, and nothing is written. Files already ingested are skipped (--replace: their
+    earlier runs replaced). Each file's report says which of its columns became metrics,
+    were dropped as text (or empty) or ignored; a summary per GPU follows (clocks, time,
+    power and energy ranges) with a flag for values a GPU cannot have, such as a time unit
+    1000x off.
 
     Example:
 
     \b
         gpudb ingest v100-dvfs-real-profile.csv \\
             --mapping fixtures/mappings/v100-profile.toml
+        gpudb ingest v100-dvfs-real-profile.csv --replace \\
+            --mapping fixed-v100-profile.toml
     """
     from gpudb.sources.ingest import ingest as ingest_files
     from gpudb.sources.mapping import load_mapping
@@ -45,12 +54,31 @@ def ingest(obj: Context, files, mapping_path, experiment, suite):
         with click.progressbar(length=len(files), label="validating", file=sys.stderr,
                                hidden=len(files) < 2) as bar:
             reports = ingest_files(con, list(files), mapping, experiment,
-                                   progress=lambda _name: bar.update(1), suite=suite)
+                                   progress=lambda _name: bar.update(1), suite=suite,
+                                   replace=replace)
+        summaries = _summaries(con, reports)
     _echo_reports(reports, lambda r: (
-        f"{r.rows} rows, {r.runs_added} runs added, {r.runs_present} already present, "
-        f"{r.metrics_added} metric values"
+        f"{r.rows} rows, {r.runs_added} runs added"
+        + (f" (replacing {r.runs_replaced} of its earlier ingest)" if replace else "")
+        + f", {r.runs_present} already present, {r.metrics_added} metric values"
         + (f"; model inputs: {r.inputs_summary()}" if r.inputs else "")
         + (f"\n  columns: {r.columns_summary()}" if r.columns_summary() else "")))
+    _echo_summaries(summaries)
+
+
+def _summaries(con, reports) -> list:
+    """The sanity summary of the runs the reports' files added (gpudb.sources.ingest_summary)."""
+    from gpudb.sources.ingest_summary import summarize
+
+    return summarize(con, [r.sha256 for r in reports if not r.skipped_reason and r.runs_added])
+
+
+def _echo_summaries(summaries) -> None:
+    """One line per GPU, its flags indented under it with a '!'."""
+    for s in summaries:
+        echo(printable(f"summary {s.line()}"))
+        for flag in s.flags:
+            echo(printable(f"  ! {flag}"))
 
 
 def _echo_reports(reports, describe) -> None:
@@ -95,6 +123,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
     with obj.connection() as con:
         reports = ingest_logs(con, list(paths), power_report, experiment, gpu_id, suite,
                               read=read)
+        summaries = _summaries(con, reports)
     _echo_reports(reports, lambda r: (
         f"{r.launches} launch{'es' if r.launches != 1 else ''}, {r.runs_added} runs added, "
         f"{r.runs_present} already present, {r.metrics_added} metric values, "
@@ -106,6 +135,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
         + ("" if r.power_report else "; no power report: energy not known")))
     if note := size_note(reports):
         echo(printable(note))  # program names from the logs
+    _echo_summaries(summaries)
 
 
 @cli.command(context_settings={"allow_interspersed_args": False})

@@ -99,14 +99,16 @@ from gpudb.store.runs import experiment_id
 def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Mapping,
            experiment: str | None = None,
            progress: Callable[[str], None] | None = None,
-           suite: str | None = None) -> list[FileReport]:
+           suite: str | None = None, replace: bool = False) -> list[FileReport]:
     """Validate every file, then write them all in one transaction (or nothing).
 
     experiment: name of the experiment the runs join (default: the mapping's [run] experiment,
     else the first file's stem). suite: the kernels' suite, kernel_id = '<suite>/<kernel>'
     (default: the mapping's [run] suite). progress: called with each file name as it is
     staged. Returns one report per file; files already ingested come back with
-    `skipped_reason`.
+    `skipped_reason`, unless ``replace``: then the runs of the file's earlier ingest (and
+    every row derived from them, gpudb.store.delete) are deleted in the transaction that
+    writes the new ones, so a failed ingest leaves them.
     """
     from gpudb import __version__
 
@@ -126,6 +128,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
     reports: list[FileReport] = []
     staged: list[tuple[FileReport, _Staged, str]] = []
     seen: set[str] = set()
+    replacing: list[str] = []
     try:
         for i, path in enumerate(paths):
             if progress:
@@ -134,10 +137,14 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             reports.append(report)
             _check_regular(path)
             sha = file_sha256(path)
+            report.sha256 = sha
             before = first_row(con.execute("SELECT CAST(ingested_at AS DATE) FROM ingest_file "
                                  "WHERE file_sha256 = ?", [sha]))
-            if before or sha in seen:
-                report.skipped_reason = (f"already ingested on {before[0]}" if before
+            if before and replace and sha not in seen:
+                replacing.append(sha)
+            elif before or sha in seen:
+                report.skipped_reason = (f"already ingested on {before[0]} (--replace "
+                                         "replaces its runs)" if before
                                          else "same content as an earlier file of this call")
                 continue
             seen.add(sha)
@@ -154,7 +161,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             staged.append((report, stage, view))
         if not staged:
             return reports
-        _write(con, mapping, staged, exp_id, exp_name, now, __version__)
+        _write(con, mapping, staged, exp_id, exp_name, now, __version__, replacing)
     finally:
         for i in range(len(paths)):
             con.unregister(f"_gpudb_ingest_{i}")

@@ -79,6 +79,7 @@ class LogReport:
     metrics_added: int = 0
     intervals_added: int = 0
     skipped_reason: str | None = None
+    sha256: str | None = None     # of the log: ingest_file's key, its runs' input_hash
     # counter values read past a 32-bit wrap, and left out (a counter went down: reset)
     counters_unwrapped: int = 0
     counters_left_out: int = 0
@@ -360,7 +361,7 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
                            counters_unwrapped=sum(len(lc.unwrapped) for lc in log.launches),
                            counters_left_out=sum(len(lc.left_out) for lc in log.launches))
         reports.append(report)
-        sha = file_sha256(log.path)
+        sha = report.sha256 = file_sha256(log.path)
         if report_path is not None:
             report.power_report = str(report_path)
         before = first_row(con.execute("SELECT CAST(ingested_at AS DATE) FROM ingest_file "

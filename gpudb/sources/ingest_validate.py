@@ -45,6 +45,8 @@ class FileReport:
     runs_present: int = 0
     metrics_added: int = 0
     skipped_reason: str | None = None
+    sha256: str | None = None     # of the file's content: ingest_file's key, its runs' input_hash
+    runs_replaced: int = 0        # runs of its earlier ingest deleted (ingest --replace)
     # [inputs] name -> runs of the file that got a value (the others: NULL or not finite)
     inputs: dict[str, int] = field(default_factory=dict)
     # what became of the file's columns that are not the run's own (kernel, clocks, ...)

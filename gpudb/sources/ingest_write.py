@@ -14,6 +14,7 @@ from gpudb.sources.ingest_read import ROW, IngestError, _trim, _where, sql_str
 from gpudb.sources.ingest_validate import _is_number_type, _parsed, _Staged
 from gpudb.sources.mapping import Derived, Mapping
 from gpudb.store.db import atomic, first_row, whoami
+from gpudb.store.delete import Selection, delete_parents, delete_rows
 from gpudb.store.runs import ensure_experiment, insert_metrics, insert_missing, insert_runs
 
 
@@ -234,20 +235,39 @@ def _write_metrics(con, mapping: Mapping, stage: _Staged, view: str, some_presen
     return added
 
 
-def _write(con, mapping, staged, exp_id, exp_name, now, version) -> None:
+def _write(con, mapping, staged, exp_id, exp_name, now, version,
+           replacing: list[str] | None = None) -> None:
+    """Write the staged files in one transaction; ``replacing``: SHA-256s of files ingested
+    before whose runs (with everything derived from them) the new ones replace, deleted in
+    that same transaction. The GPU, kernel and experiment rows only the replaced runs used
+    go afterwards, in a transaction of their own (gpudb.store.delete says why)."""
     user, host = whoami()
     # Row order in run and metric carries no meaning (readers sort), and letting DuckDB
     # insert out of order lets both threads write (DuckDB's advice for bulk loads).
     preserve = first_row(con.execute("SELECT current_setting('preserve_insertion_order')"))[0]
     con.execute("SET preserve_insertion_order = false")
     try:
-        _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host)
+        touched = _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host,
+                             replacing or [])
     finally:
         con.execute(f"SET preserve_insertion_order = {str(bool(preserve)).lower()}")
+    if touched is not None:
+        delete_parents(con, Selection(ingests=replacing), touched)
 
 
-def _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host) -> None:
+def _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host,
+               replacing: list[str]) -> dict[str, list[str]] | None:
+    """The write of :func:`_write`; returns what the replaced runs touched (None: nothing
+    was replaced)."""
+    touched = None
     with atomic(con):
+        if replacing:
+            earlier = dict(con.execute(
+                "SELECT input_hash, count(*) FROM run WHERE list_contains(?, input_hash) "
+                "GROUP BY ALL", [replacing]).fetchall())
+            for report, stage, _ in staged:
+                report.runs_replaced = earlier.get(stage.sha256, 0)
+            _, touched = delete_rows(con, Selection(ingests=replacing))
         _ensure_reference_rows(con, mapping, exp_name, now)
         suite = sql_str(mapping.suite)
         for report, stage, view in staged:
@@ -276,3 +296,4 @@ def _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host)
                 [stage.sha256, stage.path.name, mapping.sha256, exp_id, report.rows,
                  report.runs_added, report.metrics_added, user, host, now, version])
         con.execute("DROP TABLE IF EXISTS _gpudb_present")
+    return touched

@@ -297,3 +297,10 @@ def write_run(con: duckdb.DuckDBPyConnection, result: SimResult, eid: str) -> bo
     run = pa.Table.from_pylist([dict(result.run, experiment_id=eid)])
     with atomic(con):
         return insert_runs(con, run, result.intervals).runs == 1
+
+
+def measured_gpus(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The gpu_ids of the measured runs the database holds (``source = 'measured'``), in
+    order."""
+    return [r[0] for r in con.execute(
+        "SELECT DISTINCT gpu_id FROM run WHERE source = 'measured' ORDER BY 1").fetchall()]

@@ -114,11 +114,13 @@ def _predicates(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[tuple[st
     out.append(("calibration", "calibration_id IN (SELECT calibration_id FROM (SELECT "
                 "calibration_id, unnest(source_run_ids) AS rid FROM calibration) "
                 f"WHERE rid NOT IN {gone_source})"))
-    # a model's rows before the model itself: they are found through it
+    # a model's rows before the model, found through it and its split (wu_split); the split
+    # after the model, found as rows of a model that is gone
     doomed = f"(SELECT model_id FROM wu_model AS m WHERE {model_doomed})"
-    out += [(t, f"model_id IN {doomed} OR model_id NOT IN (SELECT model_id FROM wu_model)")
-            for t in _WU_CHILDREN]
+    child = f"model_id IN {doomed} OR model_id NOT IN (SELECT model_id FROM wu_model)"
+    out += [(t, child) for t in _WU_CHILDREN if t != "wu_split"]
     out.append(("wu_model", f"model_id IN {doomed}"))
+    out.append(("wu_split", child))
     # the file records before the runs: they are found through them
     out.append(("ingest_file", ingest_doomed))
     if not sel.orphans:

@@ -133,9 +133,9 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
         + (f"; {r.counters_left_out} counter values left out (the counter went down: reset "
            "by the simulator)" if r.counters_left_out else "")
         + ("" if r.power_report else "; no power report: energy not known")))
+    _echo_summaries(summaries)
     if note := size_note(reports):
         echo(printable(note))  # program names from the logs
-    _echo_summaries(summaries)
 
 
 @cli.command(context_settings={"allow_interspersed_args": False})

@@ -69,7 +69,9 @@ def _metric(con, kernel_id: str, name: str) -> float:
 def test_three_logs_by_value(logs, fresh_db):
     result = _run(fresh_db, logs, "--experiment", "rooflinedvfs")
     assert result.exit_code == 0, result.output
-    assert len(result.output.strip().splitlines()) == 3
+    lines = result.output.strip().splitlines()
+    # a line per log, then the summary's (gpudb.sources.ingest_summary) for the one GPU
+    assert len(lines) == 4 and lines[3].startswith("summary gpgpusim-"), result.output
     con = gpudb.connect(fresh_db, read_only=True)
     try:
         # the input-size suffix (__SIZE1_1) is left out of the kernel ids (LAUNCHES) and kept
@@ -338,7 +340,8 @@ def test_two_input_sizes_of_one_program_keep_the_suffix_and_say_so(logs, fresh_d
     result = _run(fresh_db, one, two, "--experiment", "sizes")
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
-    assert len(lines) == 3 and lines[2] == KEPT, result.output
+    assert len(lines) == 4 and lines[2].startswith("summary ") and lines[3] == KEPT, \
+        result.output
     con = gpudb.connect(fresh_db, read_only=True)
     try:
         assert con.execute("SELECT kernel_id, json_extract_string(spec, '$.input_size') FROM "

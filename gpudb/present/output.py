@@ -315,8 +315,8 @@ def fit_columns(columns: list[str], rows: list[tuple], width: int, first: tuple[
                 ) -> tuple[list[str], list[tuple], list[str]]:
     """The columns of a table that fit ``width`` characters, and the names of those left
     out: the columns that identify a row (:func:`is_key`) always, then ``first`` (the
-    query's most telling columns), then the rest in order, each while it fits; the kept ones
-    stay in the table's order. A table that fits is returned whole."""
+    query's most telling columns), then the rest in order, up to the first that does not
+    fit; the kept ones stay in the table's order. A table that fits is returned whole."""
     if table_width(columns, rows) <= width:
         return columns, rows, []
     widths = column_widths(columns, rows)
@@ -326,9 +326,12 @@ def fit_columns(columns: list[str], rows: list[tuple], width: int, first: tuple[
     kept: list[int] = []
     used = -_COLUMN_GAP
     for i in order:
-        if is_key(columns[i]) or used + _COLUMN_GAP + widths[i] <= width:
-            kept.append(i)
-            used += _COLUMN_GAP + widths[i]
+        # up to the first that does not fit: a narrower one after it would pair an EDP
+        # setting with no saving beside it
+        if not is_key(columns[i]) and used + _COLUMN_GAP + widths[i] > width:
+            break
+        kept.append(i)
+        used += _COLUMN_GAP + widths[i]
     kept.sort()
     left_out = [c for i, c in enumerate(columns) if i not in kept]
     return [columns[i] for i in kept], [tuple(row[i] for i in kept) for row in rows], left_out

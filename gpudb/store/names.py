@@ -30,11 +30,13 @@ def close_matches(name: str, names: Iterable[str], n: int = SUGGESTED) -> list[s
     wanted = name.lower()
     found: list[str] = [c for c in names if c.lower() == wanted]
     found += [c for c in names if wanted and wanted in c.lower() and c not in found]
+    # compared without the suite on either side: a shared 'suite/' made 'tiny/none' look
+    # like 'tiny/mem'
     parts: dict[str, list[str]] = {}
     for candidate in names:
-        for part in {candidate, _tail(candidate), *_tail(candidate).split(":")}:
+        for part in {_tail(candidate), *_tail(candidate).split(":")}:
             parts.setdefault(part.lower(), []).append(candidate)
-    for part in difflib.get_close_matches(wanted, list(parts), n=n * 3, cutoff=_CUTOFF):
+    for part in difflib.get_close_matches(_tail(wanted), list(parts), n=n * 3, cutoff=_CUTOFF):
         found += [c for c in parts[part] if c not in found]
     return found[:n]
 

@@ -357,6 +357,10 @@ def run_progress(label: str, rate: bool = False, unit: str = "runs",
     terminal = sys.stderr.isatty()
 
     def progress(done, total, instructions=None):
+        if state["done"] == 0 and done == 0:
+            # the clock starts at the step's first report, not where the block began (a
+            # replay's bar is opened with the closed-loop runs' that come before it)
+            state["start"] = state["said"] = time.perf_counter()
         if instructions is not None:
             state["instructions"] = instructions
         if not terminal:

@@ -22,6 +22,7 @@ from gpudb.present.output import (
     drop_empty,
     fit_columns,
     format_rows,
+    lift_constants,
     printable,
     select_columns,
     strip_shared_prefixes,
@@ -61,7 +62,8 @@ def query(obj: Context, name, list_queries, params, columns, limit, all_rows, fm
 
     A table on a terminal leaves out what would not fit, saying so below it: rows past the
     first 40 (--limit, --all), columns wider than the terminal (the columns naming a row
-    are kept; --columns, --all, gpudb --wide) and, in any table, columns empty in every row.
+    are kept, those with one value in every row said once; --columns, --all) and, in any
+    table, columns empty in every row.
     CSV and JSON, and tables printed to a pipe or a file, keep every row and column.
 
     Example:
@@ -108,6 +110,10 @@ def query(obj: Context, name, list_queries, params, columns, limit, all_rows, fm
         rows, stripped = strip_shared_prefixes(names, rows)
         notes += [f"{column}: {printable(prefix)} left off the front of every row"
                   for column, prefix in stripped.items()]
+    if width and not columns and table_width(names, rows) > width:
+        names, rows, lifted = lift_constants(names, rows)
+        if lifted:
+            notes.append("in every row: " + ", ".join(f"{c} {v}" for c, v in lifted))
     if width and not columns:
         names, rows, narrow = fit_columns(names, rows, width, stored.first)
         if narrow:

@@ -311,6 +311,21 @@ def strip_shared_prefixes(columns: list[str], rows: list[tuple]
     return rows, stripped
 
 
+def lift_constants(columns: list[str], rows: list[tuple]
+                   ) -> tuple[list[str], list[tuple], list[tuple[str, str]]]:
+    """A table of two rows or more without the columns holding one value in every row
+    (``-p objective edp`` makes a column of 'edp'), and (column, value as a cell) of each,
+    for one line above or below it; the first column stays if all are constant."""
+    if len(rows) < 2:
+        return columns, rows, []
+    same = [i for i in range(len(columns)) if all(row[i] == rows[0][i] for row in rows)]
+    if len(same) == len(columns):
+        same = same[1:]
+    lifted = [(columns[i], cell_text(rows[0][i])) for i in same]
+    keep = [i for i in range(len(columns)) if i not in same]
+    return [columns[i] for i in keep], [tuple(row[i] for i in keep) for row in rows], lifted
+
+
 def fit_columns(columns: list[str], rows: list[tuple], width: int, first: tuple[str, ...] = ()
                 ) -> tuple[list[str], list[tuple], list[str]]:
     """The columns of a table that fit ``width`` characters, and the names of those left

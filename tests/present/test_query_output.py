@@ -15,7 +15,13 @@ from click.testing import CliRunner
 import gpudb
 from gpudb.cli import cli
 from gpudb.cli.common import eta_text, run_progress
-from gpudb.present.output import drop_empty, fit_columns, select_columns, strip_shared_prefixes
+from gpudb.present.output import (
+    drop_empty,
+    fit_columns,
+    lift_constants,
+    select_columns,
+    strip_shared_prefixes,
+)
 from gpudb.store.names import close_matches, unknown
 from gpudb.store.queries import register_macros, run_query, stored_queries
 
@@ -59,15 +65,19 @@ def test_a_narrow_terminal_keeps_the_keys_and_the_querys_first_columns(tiny_db):
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert widest(result.output) <= 62
-    # gpu_id and kernel_id (keys), then best_setting.sql's "Shown first:" columns that fit;
-    # the suite every kernel_id shares is said once instead of on every row
-    assert lines[0].split() == ["gpu_id", "kernel_id", "energy_core_mhz",
-                                "energy_saving_pct"]
-    assert lines[2].split() == ["tiny", "alpha", "500", "20"]
-    assert lines[3].split() == ["tiny", "beta", "1000", "10"]
+    # the keys (kernel_id; gpu_id, one value in every row, said once below), then
+    # best_setting.sql's "Shown first:" columns up to the first that does not fit; the suite
+    # every kernel_id shares is said once instead of on every row
+    assert lines[0].split() == ["kernel_id", "energy_core_mhz", "energy_saving_pct"]
+    assert lines[2].split() == ["alpha", "500", "20"]
+    assert lines[3].split() == ["beta", "1000", "10"]
     assert lines[4] == "(2 rows)"
     assert lines[5] == "kernel_id: tiny/ left off the front of every row"
-    assert " ".join(lines[6:]).startswith("left out to fit 62 characters: settings, base_n_sm,")
+    text = " ".join(lines[6:])
+    assert text.startswith("in every row: gpu_id tiny, settings 4, base_n_sm 2, "
+                           "base_core_mhz 1000, base_mem_mhz 1600,")
+    assert ("left out to fit 62 characters: base_time_ns, base_energy_j, energy_mem_mhz, "
+            "energy_slowdown_pct, edp_mem_mhz, edp_saving_pct, edp_slowdown_pct") in text
     # a pipe (no $COLUMNS) and --all keep everything: 23 columns
     assert len(invoke(tiny_db, "query", "best_setting").output.splitlines()[0].split()) == 23
     wide = invoke(tiny_db, "query", "best_setting", "--all", env={"COLUMNS": "60"}).output
@@ -211,6 +221,10 @@ def test_select_drop_fit_and_strip_by_hand():
     # up to the first column that does not fit: 'a' would, after the long one did not
     assert fit_columns(columns, rows, 21, first=("long_column_name",))[2] == [
         "a", "b", "long_column_name"]
+    assert lift_constants(columns, rows) == (
+        ["kernel_id", "a", "long_column_name"], [("s/k1", 1, 100), ("s/k22", 2, 200)],
+        [("b", "")])
+    assert lift_constants(["x", "y"], [(1, 2)]) == (["x", "y"], [(1, 2)], [])
 
 
 # -- progress --------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
    ED2P, each with its saving (%) against the highest setting (most SMs, then highest core MHz,
    then highest memory MHz) and the slowdown (%) it costs. Repeated runs of one setting are
    averaged; ties go to the faster (higher) setting.
-   Parameters: :gpu_id  one GPU (default: every GPU). */
+   Parameters: :gpu_id  one GPU (default: every GPU).
+   Shown first: energy_core_mhz, energy_saving_pct, edp_core_mhz, edp_saving_pct, energy_mem_mhz,
+   edp_mem_mhz */
 WITH setting AS (
     SELECT
         gpu_id,

@@ -13,7 +13,8 @@
                               its own seed's baseline)
                :scope         'run' (default: the run's energy, board power included) or
                               'chip' (without it, papers 000 and 004's scope): the energy the
-                              policies minimised and the savings are counted in */
+                              policies minimised and the savings are counted in
+   Shown first: edp_saving_pct, energy_saving_pct, time_change_pct */
 WITH scope AS (
     SELECT CASE WHEN coalesce(CAST(:scope AS TEXT), 'run') IN ('run', 'chip')
                 THEN coalesce(CAST(:scope AS TEXT), 'run')

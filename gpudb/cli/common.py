@@ -366,28 +366,45 @@ def seeds_option(command):
 _LOG_EVERY_S = 5.0   # seconds between progress lines when stderr is not a terminal
 
 
+def eta_text(done: int, total: int, elapsed_s: float) -> str:
+    """'about N s left' (or min) at the mean pace so far; '' before the first item is done
+    or once all are."""
+    if done <= 0 or done >= total:
+        return ""
+    left = elapsed_s / done * (total - done)
+    return f"about {left:.0f} s left" if left < 120 else f"about {left / 60:.0f} min left"
+
+
 @contextlib.contextmanager
-def run_progress(label: str, rate: bool = False):
-    """A ``progress(done, total[, instructions])`` callback drawing a bar on stderr (with the
-    simulation rate when ``rate``). A sweep stopped by Ctrl-C, SIGTERM or SIGHUP
-    (SweepInterrupted) says what it kept and exits 130, 143 or 129."""
+def run_progress(label: str, rate: bool = False, unit: str = "runs",
+                 every_s: float = _LOG_EVERY_S):
+    """A ``progress(done, total[, instructions])`` callback showing how far a long step is,
+    with its ETA, on stderr: a click bar on a terminal (with the simulation rate when
+    ``rate``); elsewhere (a log, CI, nohup, where click draws no bar) a line every
+    ``every_s`` seconds and at the end, 'LABEL: DONE/TOTAL UNIT, N s, about M s left'. A
+    sweep stopped by Ctrl-C, SIGTERM or SIGHUP (SweepInterrupted) says what it kept and
+    exits 130, 143 or 129."""
     from gpudb.simulate.sweep import SweepInterrupted
 
     state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0,
              "said": time.perf_counter()}
-    # click draws no bar where stderr is not a terminal (a log, CI, nohup): a line every few
-    # seconds there instead, so a long sweep is seen to move
     terminal = sys.stderr.isatty()
 
     def progress(done, total, instructions=None):
+        if state["done"] == 0 and done == 0:
+            # the clock starts at the step's first report, not where the block began (a
+            # replay's bar is opened with the closed-loop runs' that come before it)
+            state["start"] = state["said"] = time.perf_counter()
         if instructions is not None:
             state["instructions"] = instructions
         if not terminal:
             now = time.perf_counter()
-            if total and (now - state["said"] >= _LOG_EVERY_S or done == total):
+            if total and (now - state["said"] >= every_s or done == total):
                 state["said"] = now
-                echo(f"{label}: {done}/{total} runs" + (f", {_rate(state)}" if rate else "")
-                     + f", {now - state['start']:.0f} s", err=True)
+                elapsed = now - state["start"]
+                eta = eta_text(done, total, elapsed)
+                echo(f"{label}: {done}/{total} {unit}" + (f", {_rate(state)}" if rate else "")
+                     + f", {elapsed:.0f} s" + (f", {eta}" if eta else ""), err=True)
             state["done"] = done
             return
         if state["bar"] is None:

@@ -133,7 +133,8 @@ def check(obj: Context):
 @click.pass_obj
 @friendly_errors
 def sql(obj: Context, statement, fmt):
-    """Run ad hoc SQL (argument, or standard input) with gpudb's SQL functions available.
+    """Run ad hoc SQL (argument, or standard input) with gpudb's SQL functions available, and
+    the stored queries as table functions (parameters by name, docs/sql.md).
 
     Several statements separated by ';' run in order; the last one's rows are printed.
 
@@ -142,13 +143,17 @@ def sql(obj: Context, statement, fmt):
     \b
         gpudb sql "SELECT kernel_id, min(time_ns) FROM run GROUP BY ALL"
         echo "SELECT predict_linear(31, 20, 2, 1)" | gpudb sql
+        gpudb sql "SELECT kernel_id, edp_saving_pct FROM best_setting(gpu_id := 'v100')"
     """
     if statement is None or statement == "-":
         statement = sys.stdin.read()
     if not statement.strip():
         raise GpudbError("no SQL given (pass it as an argument or on standard input)")
+    from gpudb.store.queries import register_macros
+
     with obj.connection() as con:
         try:
+            register_macros(con, statement)   # the stored queries it calls, as table macros
             db.doing("running the SQL given")
             columns, rows = fetch(con, statement)
         except duckdb.Error as exc:

@@ -4,9 +4,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import sys
-
 import click
 
 from gpudb.cli.common import (
@@ -66,8 +63,8 @@ def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
     refuse_unasked_simulation(obj, evaluates=True)
 
     def sweeping(scope, command: str) -> None:
-        echo(f"no runs of suite {scope.suite} on {gpu} from this simulator yet: "
-             f"{command}", err=True)
+        # a plain statement of what happens next (it read like an error; issue 38)
+        echo(f"simulating suite {scope.suite} on {gpu} (once: the runs are kept)", err=True)
         echo_compiling()
 
     with run_progress("simulating", rate=True) as progress:
@@ -197,24 +194,10 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
     output_rows(per_kernel.columns, per_kernel.rows, fmt, "grid_by_kernel")
 
 
-@contextlib.contextmanager
 def _step_bar(label: str):
-    """A ``progress(done, total)`` callback drawing a click bar on stderr, started at its
-    first call (a workflow's steps: no bar where it takes none)."""
-    state = {"bar": None, "done": 0}
-
-    def progress(done: int, total: int) -> None:
-        if state["bar"] is None:
-            state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
-            state["bar"].__enter__()
-        state["bar"].update(done - state["done"])
-        state["done"] = done
-
-    try:
-        yield progress
-    finally:
-        if state["bar"] is not None:
-            state["bar"].__exit__(None, None, None)
+    """A ``progress(done, total)`` callback for a workflow's steps (a replay's): common's
+    run_progress counting steps, with its ETA on a terminal and in a log alike."""
+    return run_progress(label, unit="steps")
 
 
 ENERGY_SCOPES = {"chip": "chip energy (no board power: papers 000 and 004's scope)",

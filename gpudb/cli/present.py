@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import click
 
 from gpudb.cli.common import (
@@ -14,33 +16,125 @@ from gpudb.cli.common import (
     param_option,
 )
 from gpudb.cli.main import cli
+from gpudb.present.output import (
+    HUMAN_FORMATS,
+    TERMINAL_ROWS,
+    drop_empty,
+    fit_columns,
+    format_rows,
+    lift_constants,
+    printable,
+    select_columns,
+    strip_shared_prefixes,
+    table_width,
+    terminal_width,
+)
 from gpudb.store.db import GpudbError
+
+
+def _column_list(ctx, param, value):
+    """--columns 'a,b,c' as a list of names (None when not given)."""
+    if value is None:
+        return None
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    if not names:
+        raise click.BadParameter("give column names separated by commas, e.g. "
+                                 "kernel_id,energy_saving_pct")
+    return names
 
 
 @cli.command()
 @click.argument("name", required=False)
 @click.option("--list", "list_queries", is_flag=True, help="List the stored queries.")
 @param_option
+@click.option("--columns", callback=_column_list, metavar="A,B,...",
+              help="Print only these columns, in this order (any format).")
+@click.option("--limit", type=click.IntRange(1), metavar="N",
+              help="Print at most N rows (any format). Default: every row, but a table on a "
+                   f"terminal shows the first {TERMINAL_ROWS}.")
+@click.option("--all", "all_rows", is_flag=True,
+              help="Every row and column on a terminal too (as gpudb --wide does for cells).")
 @output_options
 @click.pass_obj
 @friendly_errors
-def query(obj: Context, name, list_queries, params, fmt):
+def query(obj: Context, name, list_queries, params, columns, limit, all_rows, fmt):
     """Run a stored query from queries/ by name, or list them.
+
+    A table on a terminal leaves out what would not fit, saying so below it: rows past the
+    first 40 (--limit, --all), columns wider than the terminal (the columns naming a row
+    are kept, those with one value in every row said once; --columns, --all) and, in any
+    table, columns empty in every row.
+    CSV and JSON, and tables printed to a pipe or a file, keep every row and column.
 
     Example:
 
+    \b
         gpudb query best_setting -p gpu_id v100 --format csv
+        gpudb query best_setting --columns kernel_id,energy_core_mhz,energy_saving_pct
     """
-    from gpudb.store.queries import resolve_names, run_query, stored_queries
+    from gpudb.store.queries import get_query, resolve_names, run_query, stored_queries
 
     if list_queries or not name:
         rows = [(q.name, ", ".join(q.params), q.description)
                 for q in stored_queries().values()]
         output_rows(["query", "parameters", "description"], rows, fmt)
         return
+    stored = get_query(name)
     with obj.connection(read_only=True) as con:
-        columns, rows = run_query(con, name, resolve_names(con, dict(params)))
-    output_rows(columns, rows, fmt)
+        values = resolve_names(con, dict(params))
+        names, rows = run_query(con, name, values)
+        no_runs = _no_runs(con, obj.path, values.get("gpu_id")) if not rows else None
+    if no_runs:
+        # an empty file answers every query with nothing: say so, and how to fill it, rather
+        # than print a header over no rows as if the query had looked and found none
+        echo(no_runs, err=True)
+        if fmt in HUMAN_FORMATS:
+            return
+    if columns:
+        try:
+            names, rows = select_columns(names, rows, columns)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--columns'") from None
+    total = len(rows)
+    if limit is not None:
+        rows = rows[:limit]
+    notes = []
+    if fmt in HUMAN_FORMATS and not columns:
+        names, rows, empty = drop_empty(names, rows)
+        if empty:
+            notes.append(f"left out, empty in every row: {', '.join(empty)}")
+    width = 0 if all_rows or fmt != "table" else terminal_width()
+    if width and limit is None:
+        rows = rows[:TERMINAL_ROWS]
+    if width and table_width(names, rows) > width:
+        rows, stripped = strip_shared_prefixes(names, rows)
+        notes += [f"{column}: {printable(prefix)} left off the front of every row"
+                  for column, prefix in stripped.items()]
+    if width and not columns and table_width(names, rows) > width:
+        names, rows, lifted = lift_constants(names, rows)
+        if lifted:
+            notes.append("in every row: " + ", ".join(f"{c} {v}" for c, v in lifted))
+    if width and not columns:
+        names, rows, narrow = fit_columns(names, rows, width, stored.first)
+        if narrow:
+            notes.append(f"left out to fit {width} characters: {', '.join(narrow)} "
+                         "(--columns A,B to choose, --all for every column)")
+    echo(format_rows(names, rows, fmt, total=total), nl=False)
+    for note in notes:
+        # a note as wide as the terminal at most, as the table is
+        echo(textwrap.fill(note, width=width) if width else note)
+
+
+def _no_runs(con, path: str, gpu: str | None) -> str | None:
+    """One line when the database (or ``gpu`` in it) holds no runs: what to run to get some."""
+    from gpudb.store.db import first_row
+
+    where, args = ("WHERE gpu_id = ?", [gpu]) if gpu else ("", [])
+    if first_row(con.execute(f"SELECT count(*) FROM run {where}", args))[0]:
+        return None
+    what = f"no runs of {gpu} in {path}" if gpu else f"no runs in {path} yet"
+    return (f"{what}: gpudb demo simulates some, gpudb ingest FILE --mapping MAPPING.toml "
+            "loads measured ones")
 
 
 @cli.command()

@@ -192,11 +192,13 @@ def full_width(on: bool = True):
         _FULL_WIDTH = before
 
 
-def format_rows(columns: list[str], rows: list[tuple], fmt: str = "table") -> str:
+def format_rows(columns: list[str], rows: list[tuple], fmt: str = "table",
+                total: int | None = None) -> str:
     """Rows rendered in `fmt`: 'table' (aligned, numbers right-aligned, floats to 4
-    significant digits, text cut to a terminal's width, a row count below) or 'markdown'
-    (a GitHub table, nothing cut) for notes and reports; 'csv' and 'json' at full precision.
-    NULL is an empty cell (null in JSON)."""
+    significant digits, text cut to a terminal's width, a row count below: 'N of ``total``
+    rows' when the rows are the first of more) or 'markdown' (a GitHub table, nothing cut)
+    for notes and reports; 'csv' and 'json' at full precision. NULL is an empty cell (null
+    in JSON)."""
     if fmt == "json":  # json.dumps writes every non-ASCII character as \uXXXX
         return json.dumps(json_records(columns, rows), indent=1) + "\n"
     if fmt == "csv":
@@ -225,10 +227,132 @@ def format_rows(columns: list[str], rows: list[tuple], fmt: str = "table") -> st
                                disable_numparse=True, colalign=align) + "\n\n"
     # a terminal's width (or $COLUMNS); printed to a pipe or file (width 0), nothing is cut,
     # so ids and descriptions reach grep and scripts whole
-    width = 0 if _FULL_WIDTH else shutil.get_terminal_size(fallback=(0, 0)).columns
+    width = terminal_width()
     if width:
         cells = _fit(columns, cells, numeric, width)
     table = tabulate(cells, columns, tablefmt="simple", disable_numparse=True, colalign=align)
     lines = [line.rstrip() for line in table.splitlines()]
-    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    if total is not None and total > len(rows):
+        lines.append(f"({len(rows)} of {total} rows: --limit N or --all for more)")
+    else:
+        lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
     return "\n".join(lines) + "\n"
+
+
+# -- shaping a stored query's table for a person at a terminal (gpudb query) ------------------
+
+# rows a terminal table shows by default (gpudb query; --all or --limit for others): a
+# screen or two, where 728 rows of `query savings` scrolled the header away
+TERMINAL_ROWS = 40
+
+
+def select_columns(columns: list[str], rows: list[tuple],
+                   wanted: list[str]) -> tuple[list[str], list[tuple]]:
+    """The ``wanted`` columns, in that order (``--columns``); a name the table lacks is a
+    ValueError of one line with the close matches, else the columns there are."""
+    from gpudb.store.names import unknown
+
+    for name in wanted:
+        if name not in columns:
+            raise ValueError(unknown("column", name, columns,
+                                     see=f"columns: {', '.join(columns)}"))
+    index = [columns.index(name) for name in wanted]
+    return list(wanted), [tuple(row[i] for i in index) for row in rows]
+
+
+def drop_empty(columns: list[str], rows: list[tuple]
+               ) -> tuple[list[str], list[tuple], list[str]]:
+    """The table without the columns that are NULL in every row (a predictor with no
+    predictions on these runs), and their names; a table without rows keeps every column."""
+    if not rows:
+        return columns, rows, []
+    keep = [i for i in range(len(columns)) if any(row[i] is not None for row in rows)]
+    dropped = [c for i, c in enumerate(columns) if i not in keep]
+    return [columns[i] for i in keep], [tuple(row[i] for i in keep) for row in rows], dropped
+
+
+def column_widths(columns: list[str], rows: list[tuple]) -> list[int]:
+    """Each column's width in a 'table' (header or widest cell, as :func:`format_rows`
+    writes them), in characters."""
+    return [max([len(cell_text(c)) + MIN_PADDING] + [len(cell_text(row[i])) for row in rows])
+            for i, c in enumerate(columns)]
+
+
+def _shared_prefix(values: list) -> str:
+    """The part up to and including a '/' that every value starts with ('' if none): the
+    suite of kernel ids of one suite ('cuda-sdk-rodinia/')."""
+    if not values or not all(isinstance(v, str) for v in values):
+        return ""
+    prefix = values[0][:values[0].rfind("/") + 1]
+    for value in values[1:]:
+        while prefix and not value.startswith(prefix):
+            prefix = prefix[:prefix[:-1].rfind("/") + 1]
+    # a value that is the prefix itself would be left empty
+    return prefix if all(len(v) > len(prefix) for v in values) else ""
+
+
+def table_width(columns: list[str], rows: list[tuple]) -> int:
+    """The width of the 'table' of these rows, in characters."""
+    widths = column_widths(columns, rows)
+    return sum(widths) + _COLUMN_GAP * (len(widths) - 1)
+
+
+def strip_shared_prefixes(columns: list[str], rows: list[tuple]
+                          ) -> tuple[list[tuple], dict[str, str]]:
+    """The rows with the '.../' prefix that every value of a column identifying a row
+    (:func:`is_key`) shares taken off (the suite of kernel ids of one suite), and the prefix
+    taken off each such column: a table too wide for a terminal loses no information so."""
+    stripped: dict[str, str] = {}
+    for i, column in enumerate(columns):
+        prefix = _shared_prefix([row[i] for row in rows]) if is_key(column) else ""
+        if prefix:
+            stripped[column] = prefix
+            rows = [(*row[:i], row[i][len(prefix):], *row[i + 1:]) for row in rows]
+    return rows, stripped
+
+
+def lift_constants(columns: list[str], rows: list[tuple]
+                   ) -> tuple[list[str], list[tuple], list[tuple[str, str]]]:
+    """A table of two rows or more without the columns holding one value in every row
+    (``-p objective edp`` makes a column of 'edp'), and (column, value as a cell) of each,
+    for one line above or below it; the first column stays if all are constant."""
+    if len(rows) < 2:
+        return columns, rows, []
+    same = [i for i in range(len(columns)) if all(row[i] == rows[0][i] for row in rows)]
+    if len(same) == len(columns):
+        same = same[1:]
+    lifted = [(columns[i], cell_text(rows[0][i])) for i in same]
+    keep = [i for i in range(len(columns)) if i not in same]
+    return [columns[i] for i in keep], [tuple(row[i] for i in keep) for row in rows], lifted
+
+
+def fit_columns(columns: list[str], rows: list[tuple], width: int, first: tuple[str, ...] = ()
+                ) -> tuple[list[str], list[tuple], list[str]]:
+    """The columns of a table that fit ``width`` characters, and the names of those left
+    out: the columns that identify a row (:func:`is_key`) always, then ``first`` (the
+    query's most telling columns), then the rest in order, up to the first that does not
+    fit; the kept ones stay in the table's order. A table that fits is returned whole."""
+    if table_width(columns, rows) <= width:
+        return columns, rows, []
+    widths = column_widths(columns, rows)
+    order = ([i for i, c in enumerate(columns) if is_key(c)]
+             + [columns.index(c) for c in first if c in columns and not is_key(c)])
+    order += [i for i in range(len(columns)) if i not in order]
+    kept: list[int] = []
+    used = -_COLUMN_GAP
+    for i in order:
+        # up to the first that does not fit: a narrower one after it would pair an EDP
+        # setting with no saving beside it
+        if not is_key(columns[i]) and used + _COLUMN_GAP + widths[i] > width:
+            break
+        kept.append(i)
+        used += _COLUMN_GAP + widths[i]
+    kept.sort()
+    left_out = [c for i, c in enumerate(columns) if i not in kept]
+    return [columns[i] for i in kept], [tuple(row[i] for i in kept) for row in rows], left_out
+
+
+def terminal_width() -> int:
+    """The terminal's width in characters ($COLUMNS first); 0 when printing to a pipe or a
+    file, or under ``gpudb --wide``: nothing is cut or left out there."""
+    return 0 if _FULL_WIDTH else shutil.get_terminal_size(fallback=(0, 0)).columns

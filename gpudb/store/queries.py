@@ -7,6 +7,9 @@ A parameter whose line in the description starts with quoted values, as in
 ``:objective  'edp' (default), 'ed2p', 'energy' or 'energy_perf'``, takes only those: another
 value is an error naming them (rather than a query that silently matches nothing).
 
+A line ``Shown first: a, b`` in the description names the columns a terminal too narrow for
+every column keeps after those identifying a row (``gpudb query``).
+
 A line holding ``{predictor}`` is a column per registered predictor (gpudb.predictors, in table
 order): it is written once for each, with the predictor's name in place of ``{predictor}``
 and the copies joined by commas, so a new predictor gets its column in every such query
@@ -23,6 +26,7 @@ import duckdb
 
 from gpudb.store.base import error_line
 from gpudb.store.db import GpudbError
+from gpudb.store.names import hint, listing, unknown
 from gpudb.store.resources import resource_dir
 
 # A :name parameter, not a '::type' cast and not inside a string literal or comment
@@ -36,6 +40,8 @@ _VALUE = r"'[^'\n]*'(?:[ \t]*\(default\))?"
 _CHOICES = re.compile(
     rf":([A-Za-z_][A-Za-z0-9_]*)[ \t]+({_VALUE}(?:[ \t]*,?[ \t]*(?:or[ \t]+)?{_VALUE})+)")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+# "Shown first: a, b, c" in the description: the columns a narrow terminal keeps first
+_FIRST = re.compile(r"Shown first:\s*((?:[a-z][a-z0-9_]*\s*,\s*)*[a-z][a-z0-9_]*)")
 
 
 @dataclass(frozen=True)
@@ -46,14 +52,15 @@ class StoredQuery:
     description: str
     params: tuple[str, ...]
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    # the columns a terminal too narrow for every column keeps first (its "Shown first:" line)
+    first: tuple[str, ...] = ()
 
     def bind(self, values: dict[str, str | None]) -> tuple[str, dict[str, str | None]]:
         """SQL with $name placeholders, and a value (or NULL) for every parameter."""
-        unknown = sorted(set(values) - set(self.params))
-        if unknown:
-            accepted = ", ".join(self.params) or "none"
-            raise GpudbError(f"query {self.name} has no parameter {unknown[0]!r} "
-                             f"(parameters: {accepted})")
+        extra = sorted(set(values) - set(self.params))
+        if extra:
+            raise GpudbError(f"query {self.name} has no parameter {extra[0]!r}"
+                             + hint(extra[0], list(self.params), "parameters"))
         for name, value in values.items():
             allowed = self.choices.get(name)
             if value is not None and allowed and value not in allowed:
@@ -117,7 +124,9 @@ def _parse(path: Path) -> StoredQuery:
     for match in _CHOICES.finditer(doc[max(doc.find("Parameters:"), 0):]):
         if match.group(1) in params and match.group(1) not in choices:
             choices[match.group(1)] = tuple(re.findall(r"'([^']*)'", match.group(2)))
-    return StoredQuery(path.stem, path, sql, description, tuple(params), choices)
+    first = _FIRST.search(doc)
+    shown = tuple(c.strip() for c in first.group(1).split(",")) if first else ()
+    return StoredQuery(path.stem, path, sql, description, tuple(params), choices, shown)
 
 
 def stored_queries() -> dict[str, StoredQuery]:
@@ -128,7 +137,8 @@ def stored_queries() -> dict[str, StoredQuery]:
 def get_query(name: str) -> StoredQuery:
     queries = stored_queries()
     if name not in queries:
-        raise GpudbError(f"no stored query {name!r} (see `gpudb query --list`)")
+        raise GpudbError(unknown("stored query", name, list(queries),
+                                 see="see `gpudb query --list`", plural="queries"))
     return queries[name]
 
 
@@ -145,23 +155,14 @@ def run_query(con: duckdb.DuckDBPyConnection, name: str,
         raise GpudbError(f"query {name} failed: {error_line(exc)}") from None
 
 
-# How many existing names an error line lists before "... (N in all)".
-_LISTED = 8
-
-
-def _listing(names: list[str]) -> str:
-    shown = ", ".join(repr(n) for n in names[:_LISTED])   # repr: a stored name is data
-    return shown + (f", ... ({len(names)} in all)" if len(names) > _LISTED else "") if names \
-        else "none"
-
-
 def resolve_names(con: duckdb.DuckDBPyConnection,
                   values: dict[str, str | None]) -> dict[str, str | None]:
     """A user's query parameters with the names checked against the file: a ``kernel_id`` may
     be the bare kernel name when one suite has it (``twoslope_lm`` for
     ``default/twoslope_lm``, as ``gpudb control --kernel`` takes it); a ``kernel_id``,
-    ``gpu_id`` or ``suite`` the database does not hold is a GpudbError listing those it holds,
-    instead of an empty answer that reads like a result."""
+    ``gpu_id`` or ``suite`` the database does not hold, or a ``predictor`` gpudb does not
+    have, is a GpudbError naming the close matches (else those there are), instead of an
+    empty answer that reads like a result."""
     out = dict(values)
     kernel = values.get("kernel_id")
     if kernel is not None:
@@ -170,7 +171,7 @@ def resolve_names(con: duckdb.DuckDBPyConnection,
     if gpu is not None and not con.execute("SELECT 1 FROM gpu WHERE gpu_id = ?",
                                            [gpu]).fetchall():
         names = [r[0] for r in con.execute("SELECT gpu_id FROM gpu ORDER BY 1").fetchall()]
-        raise GpudbError(f"no gpu_id {gpu!r} in this database (gpu_ids: {_listing(names)})")
+        raise GpudbError(unknown("gpu_id", gpu, names, " in this database"))
     suite = values.get("suite")
     # the queries take a suite as the kernel_ids' prefix ('default' for default/...)
     if suite is not None and not con.execute(
@@ -178,7 +179,16 @@ def resolve_names(con: duckdb.DuckDBPyConnection,
             [suite]).fetchall():
         names = [r[0] for r in con.execute(
             "SELECT DISTINCT split_part(kernel_id, '/', 1) FROM kernel ORDER BY 1").fetchall()]
-        raise GpudbError(f"no suite {suite!r} in this database (suites: {_listing(names)})")
+        raise GpudbError(unknown("suite", suite, names, " in this database"))
+    predictor = values.get("predictor")
+    if predictor is not None:
+        from gpudb.predictors import names as predictor_names
+
+        # 'oracle': the replays' actual outcomes; a suffixed name such as wangchu_fit_cv
+        # (a cross-validated variant in the grid tables) belongs to its predictor
+        known = [*predictor_names(), "oracle"]
+        if not any(predictor == n or predictor.startswith(f"{n}_") for n in known):
+            raise GpudbError(unknown("predictor", predictor, known))
     return out
 
 
@@ -192,7 +202,76 @@ def resolve_kernel(con: duckdb.DuckDBPyConnection, name: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if matches:
-        raise GpudbError(f"kernel {name!r} is in several suites: {_listing(matches)} "
+        raise GpudbError(f"kernel {name!r} is in several suites: {listing(matches)} "
                          "(give the kernel_id)")
     known = [r[0] for r in con.execute("SELECT kernel_id FROM kernel ORDER BY 1").fetchall()]
-    raise GpudbError(f"no kernel {name!r} in this database (kernel_ids: {_listing(known)})")
+    raise GpudbError(unknown("kernel", name, known, " in this database", plural="kernel_ids"))
+
+
+# -- the stored queries as table macros of every connection -------------------------------
+
+def _literal(param: str) -> str:
+    """SQL (inside a macro) writing the value of macro parameter ``param`` as a SQL literal:
+    text in quotes with its quotes doubled, NULL as NULL. The stored queries take every value
+    as text and cast it, as when `gpudb query -p` passes it."""
+    return (f"coalesce('''' || replace(CAST({param} AS VARCHAR), '''', '''''') || '''', "
+            "'NULL')")
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def macro_sql(query: StoredQuery) -> str:
+    """``CREATE OR REPLACE TEMP MACRO <name>(<param> := NULL, ...) AS TABLE ...``: the stored
+    query as a table macro, each parameter named as in the query and NULL (the query's
+    default) when not given. The body runs the query's text through DuckDB's query()
+    function with the parameters written in as quoted literals by one format() call: a
+    macro's parameters take priority over columns of the same name, so the query's own SQL
+    (which reads columns named gpu_id, kernel_id, ... like its parameters) cannot be the
+    macro's body itself. (Each parameter is quoted once: an expression per occurrence made
+    registering every query 130 ms.)"""
+    text = query.sql.strip().rstrip(";")
+    template: list[str] = []
+    start = 0
+    for match in _TOKENS.finditer(text):
+        if match.group(5):
+            # format()'s braces in the query's own text doubled, as format() reads them
+            template += [text[start:match.start()].replace("{", "{{").replace("}", "}}"),
+                         f"{{{query.params.index(match.group(5))}}}"]
+            start = match.end()
+    template.append(text[start:].replace("{", "{{").replace("}", "}}"))
+    params = ", ".join(f"{p} := NULL" for p in query.params)
+    values = "".join(f", {_literal(p)}" for p in query.params)
+    return (f"CREATE OR REPLACE TEMP MACRO {query.name}({params}) AS TABLE "
+            f"FROM query(format({_quoted(''.join(template))}{values}))")
+
+
+_MACROS: dict[tuple, dict[str, str]] = {}
+
+
+def register_macros(con: duckdb.DuckDBPyConnection, statement: str | None = None) -> list[str]:
+    """The stored queries as TEMP table macros of this connection, so that ad hoc SQL can
+    read them (``SELECT * FROM best_setting(gpu_id := 'v100')``); with ``statement``, only
+    those it calls (a query's name followed by '('). Returns their names.
+
+    TEMP: nothing is written to the file (a read-only open stays byte-identical) and other
+    clients opening it see no macro; TEMP comes first in DuckDB's search path, so a macro of
+    the same name stored in a file does not answer. Registered where ad hoc SQL runs
+    (`gpudb sql`), not by every connect: DuckDB parses each query's text as its macro is
+    created, 60-160 ms for all of them per connection on a loaded 2-core machine, where an
+    open takes about 0.5 s. The statements are built once per set of query files and
+    predictors."""
+    from gpudb.predictors import names
+
+    paths = sorted(resource_dir("queries").glob("*.sql"))
+    key = (tuple((p.name, p.stat().st_mtime_ns) for p in paths), names())
+    if key not in _MACROS:
+        _MACROS.clear()
+        _MACROS[key] = {q.name: macro_sql(q) for q in stored_queries().values()}
+    macros = _MACROS[key]
+    wanted = list(macros) if statement is None else [
+        name for name in macros if re.search(rf"\b{name}\s*\(", statement, re.IGNORECASE)]
+    for name in wanted:
+        con.execute(macros[name])
+    return wanted

@@ -50,6 +50,7 @@ def ingest(obj: Context, files, mapping_path, experiment, suite):
         f"{r.rows} rows, {r.runs_added} runs added, {r.runs_present} already present, "
         f"{r.metrics_added} metric values"
         + (f"; model inputs: {r.inputs_summary()}" if r.inputs else "")
+        + (f"\n  {r.rows_summary()}" if r.rows_summary() else "")
         + (f"\n  columns: {r.columns_summary()}" if r.columns_summary() else "")))
 
 

@@ -115,10 +115,11 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             raise IngestError(f"suite {suite!r} must be a name (not empty, no NUL character)")
         mapping = replace(mapping, suite=suite)
     paths = [Path(f) for f in files]
-    for derived in [*mapping.measures().values(), *mapping.inputs.values()]:
-        problem = expression_problem(derived.expr) if derived.expr is not None else None
+    exprs = [(d.key, d.expr) for d in [*mapping.measures().values(), *mapping.inputs.values()]]
+    for key, expr in [*exprs, ("[rows] where", mapping.where)]:
+        problem = expression_problem(expr) if expr is not None else None
         if problem:  # before any file is read
-            raise IngestError(f"{mapping.path}: {derived.key}: {problem}")
+            raise IngestError(f"{mapping.path}: {key}: {problem}")
     exp_name = experiment or mapping.experiment or paths[0].stem
     exp_id = experiment_id(exp_name)
     _check_stored_gpu(con, mapping)
@@ -151,6 +152,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
                              for name, values in stage.inputs.items()}
             report.metrics, report.text = list(stage.metric_columns), stage.text
             report.empty, report.ignored = stage.empty, stage.ignored
+            report.filtered, report.repeats = stage.filtered, stage.repeats
             staged.append((report, stage, view))
         if not staged:
             return reports

@@ -53,9 +53,9 @@ DCGM_FIELDS = {
 def dcgm_field(metric: str) -> str | None:
     """The dcgm_* name of a metric named as DCGM publishes a profiling field ('DRAMA',
     'DCGM_FI_PROF_DRAM_ACTIVE'), or the metric's own name if it is a dcgm_* one; else None."""
-    if metric.startswith(MEASURED_FEATURE_PREFIX):
-        return metric
-    return DCGM_FIELDS.get(metric.lower())
+    if metric.lower() in DCGM_FIELDS:
+        return DCGM_FIELDS[metric.lower()]
+    return metric if metric.startswith(MEASURED_FEATURE_PREFIX) else None
 
 
 QUANTITIES = ("time", "power")

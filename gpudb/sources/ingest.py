@@ -3,8 +3,10 @@
 Every file is read and validated before anything is written (a regular file; required columns
 present; every name the mapping lists is a column of the file; numbers parse and are finite,
 and times, frequencies and energies stay positive and finite after unit conversion; no two
-metrics with one name; no kernel measured twice at one setting); the first problem raises
-:class:`IngestError` naming file, row and column. All files of one call are then written in one
+metrics with one name; no kernel measured twice at one setting, unless the mapping's [rows]
+repeats numbers them); the first problem raises :class:`IngestError` naming file, line (a
+Parquet file's row) and column, with the count of every row that has it. The mapping's [rows]
+where leaves rows out first (see gpudb.sources.mapping). All files of one call are then written in one
 transaction: all or nothing. The report of each file (FileReport) says which of its other
 columns became metrics, were dropped as text or as empty, or were ignored.
 

@@ -79,6 +79,40 @@ def check_base_mhz(con: duckdb.DuckDBPyConnection, scope: Scope, base_mhz: float
                          f"predict from (its core clocks: {', '.join(f'{c:g}' for c in clocks)})")
 
 
+def default_base_mhz(con: duckdb.DuckDBPyConnection, scope: Scope) -> tuple[float, str] | None:
+    """The base core MHz of an accuracy evaluation given no --base-mhz, where it is not the
+    GPU's highest core P-state (the stored queries' default), and why: the core clock the GPU's
+    current Wu model was trained at, where the scope has fixed runs there, since the model
+    predicts from its base only. None: the queries' default."""
+    row = first_row(con.execute(
+        "SELECT m.base_core_mhz, m.model_id FROM wu_model_current AS m "
+        "JOIN gpu_top_core AS t USING (gpu_id) WHERE m.gpu_id = ? "
+        "AND m.base_core_mhz <> t.top_core_mhz AND EXISTS (SELECT 1 FROM run AS r "
+        "WHERE r.gpu_id = m.gpu_id AND r.policy = 'fixed' AND r.core_mhz = m.base_core_mhz "
+        "AND (CAST(? AS TEXT) IS NULL OR starts_with(r.kernel_id, ? || '/')))",
+        [scope.gpu, scope.suite, scope.suite]))
+    if row is None:
+        return None
+    return float(row[0]), f"the core clock wu model {row[1]} was trained at"
+
+
+def wu_base_note(con: duckdb.DuckDBPyConnection, gpu: str, base_mhz: float | None
+                 ) -> str | None:
+    """Why Wu et al.'s model has no predictions from ``base_mhz`` (None: the GPU's highest core
+    P-state) where the GPU has a model trained at another core clock; None otherwise."""
+    row = first_row(con.execute(
+        "SELECT m.base_core_mhz, m.model_id, t.top_core_mhz FROM wu_model_current AS m "
+        "JOIN gpu_top_core AS t USING (gpu_id) WHERE m.gpu_id = ?", [gpu]))
+    if row is None:
+        return None
+    trained, model_id, top = row
+    base = top if base_mhz is None else float(base_mhz)
+    if base == trained:
+        return None
+    return (f"wu model {model_id} predicts from the core clock it was trained at, "
+            f"{trained:g} MHz, not {base:g} MHz: --base-mhz {trained:g}")
+
+
 def interval_seeds(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[int]:
     """The seeds of the run families control can be replayed on (view control_interval) in
     the scope, ascending."""
@@ -189,15 +223,19 @@ def over_seeds(per_seed: list[Table], keys: list[str],
 
 
 def predictor_coverage(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
-                       granularity: str = "run") -> tuple[list[str], list[str]]:
-    """(predictors with at least one scored prediction on the GPU's runs, those without),
-    each in table order. The interval-level models read per-interval counters, which
-    measured runs lack; Wu et al.'s model needs a model trained for the GPU."""
+                       granularity: str = "run", base_mhz: float | None = None
+                       ) -> tuple[list[str], list[str]]:
+    """(predictors with at least one scored prediction on the GPU's runs from the base core
+    MHz, those without), each in table order; ``base_mhz`` None: the GPU's highest core
+    P-state, the queries' default. The interval-level models read per-interval counters,
+    which measured runs lack; Wu et al.'s model needs a model trained for the GPU, and
+    predicts from the setting it was trained at only."""
     scored = {row[0] for row in con.execute(
         "SELECT DISTINCT predictor FROM core_scaling_error WHERE gpu_id = ? "
         "AND is_current IS NOT FALSE AND granularity = ? "
+        "AND base_core_mhz = coalesce(CAST(? AS DOUBLE), top_core_mhz) "
         "AND (CAST(? AS TEXT) IS NULL OR kernel_id LIKE ? || '/%')",
-        [gpu, granularity, suite, suite]).fetchall()}
+        [gpu, granularity, base_mhz, suite, suite]).fetchall()}
     return ([p for p in PREDICTORS if p in scored], [p for p in PREDICTORS if p not in scored])
 
 

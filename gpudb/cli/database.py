@@ -127,7 +127,22 @@ def check(obj: Context):
     sys.exit(1)
 
 
-@cli.command()
+class _SqlCommand(click.Command):
+    """`gpudb sql`, whose statement may start with an SQL comment: '-- note\nSELECT 1' would
+    be taken for an option, so an argument that starts with '--' and holds white space
+    before any '=' (no option name does) is moved behind a '--', where click reads it as the
+    statement."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" not in args:
+            for i, arg in enumerate(args):
+                if arg.startswith("--") and any(c.isspace() for c in arg.split("=", 1)[0]):
+                    args = [*args[:i], *args[i + 1:], "--", arg]
+                    break
+        return super().parse_args(ctx, args)
+
+
+@cli.command(cls=_SqlCommand)
 @click.argument("statement", required=False)
 @output_options
 @click.pass_obj
@@ -136,7 +151,8 @@ def sql(obj: Context, statement, fmt):
     """Run ad hoc SQL (argument, or standard input) with gpudb's SQL functions available, and
     the stored queries as table functions (parameters by name, docs/sql.md).
 
-    Several statements separated by ';' run in order; the last one's rows are printed.
+    Several statements separated by ';' run in order; the last one's rows are printed. SQL
+    may start with a comment ('-- ...' and a line break, or '/* ... */').
 
     Example:
 
@@ -144,6 +160,8 @@ def sql(obj: Context, statement, fmt):
         gpudb sql "SELECT kernel_id, min(time_ns) FROM run GROUP BY ALL"
         echo "SELECT predict_linear(31, 20, 2, 1)" | gpudb sql
         gpudb sql "SELECT kernel_id, edp_saving_pct FROM best_setting(gpu_id := 'v100')"
+        gpudb sql "-- runs per GPU
+        SELECT gpu_id, count(*) FROM run GROUP BY ALL"
     """
     if statement is None or statement == "-":
         statement = sys.stdin.read()

@@ -104,12 +104,20 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
         accuracy_tables,
         check_base_mhz,
         check_same_kernels,
+        default_base_mhz,
         predictor_coverage,
+        wu_base_note,
     )
 
     with obj.connection(read_only=True) as con:
         check_base_mhz(con, scope, base_mhz)
-        applies, absent = predictor_coverage(con, scope.gpu, scope.suite, granularity)
+        # no --base-mhz: where the GPU's Wu model was trained, if not at the highest clock
+        chosen = default_base_mhz(con, scope) if base_mhz is None else None
+        if chosen:
+            base_mhz = chosen[0]
+        applies, absent = predictor_coverage(con, scope.gpu, scope.suite, granularity,
+                                             base_mhz)
+        wu_note = wu_base_note(con, scope.gpu, base_mhz) if "wu" in absent else None
         if seeds:
             check_same_kernels(con, scope, seeds, "run")
             per_predictor, per_kernel = accuracy_over_seeds(con, scope.gpu, scope.suite,
@@ -120,9 +128,11 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
     if fmt in HUMAN_FORMATS and _seeds_line(seeds):
         echo(_seeds_line(seeds))
     if fmt in HUMAN_FORMATS:
+        if chosen:
+            echo(f"base {chosen[0]:g} MHz: {chosen[1]} (--base-mhz for another)")
         if absent:
             echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
-                 f"; none from {', '.join(absent)} ({_why_absent(absent)})")
+                 f"; none from {', '.join(absent)} ({_why_absent(absent, wu_note)})")
         echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
              f"{scope.gpu}, {_suite_label(scope)}:")
     output_rows(per_predictor.columns, per_predictor.rows, fmt, "by_predictor")
@@ -141,10 +151,11 @@ _NEEDS = {"wu": "wu needs a model: gpudb train wu",
           "wangchu_fit": "wangchu_fit needs a fit: gpudb train wangchu"}
 
 
-def _why_absent(absent: list[str]) -> str:
-    """Why each predictor in ``absent`` predicted nothing, in one clause per cause."""
+def _why_absent(absent: list[str], wu_note: str | None = None) -> str:
+    """Why each predictor in ``absent`` predicted nothing, in one clause per cause;
+    ``wu_note``: why a stored Wu model has no predictions from the base, if it has one."""
     interval = [p for p in absent if p not in _NEEDS]
-    reasons = [_NEEDS[p] for p in absent if p in _NEEDS]
+    reasons = [wu_note if p == "wu" and wu_note else _NEEDS[p] for p in absent if p in _NEEDS]
     if interval:
         reasons.insert(0, f"{', '.join(interval)} read per-interval counters, which simulated "
                           "runs have and measured ones do not")

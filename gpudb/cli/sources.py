@@ -62,6 +62,7 @@ def ingest(obj: Context, files, mapping_path, experiment, suite, replace):
         + (f" (replacing {r.runs_replaced} of its earlier ingest)" if replace else "")
         + f", {r.runs_present} already present, {r.metrics_added} metric values"
         + (f"; model inputs: {r.inputs_summary()}" if r.inputs else "")
+        + (f"\n  {r.rows_summary()}" if r.rows_summary() else "")
         + (f"\n  columns: {r.columns_summary()}" if r.columns_summary() else "")))
     _echo_summaries(summaries)
 

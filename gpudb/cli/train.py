@@ -47,22 +47,29 @@ def train():
 @click.option("--clusters", default=12, show_default=True, type=click.IntRange(1),
               help="k-means clusters per cluster set.")
 @click.option("--features", default=None, metavar="NAME,...",
-              help="Classifier inputs, names in view wu_feature (default: dcgm_* metrics of "
-                   "measured runs, table II analogues of simulated ones).")
+              help="Classifier inputs, names in view wu_feature (default: the DCGM activities "
+                   "of measured runs, as dcgm_* metrics or under DCGM's names DRAMA, SMACT, "
+                   "...; table II analogues of simulated ones).")
 @click.option("--no-power", is_flag=True, help="Model time only.")
+@click.option("--suite", default=None,
+              help="Train on kernels of this suite only (default: all); the others stay out "
+                   "of both splits and are predicted as unseen kernels.")
+@click.option("--kernel", "kernels", multiple=True,
+              help="Train on this kernel_id only (repeatable; default: every kernel).")
 @output_options
 @click.pass_obj
 @friendly_errors
 @writes
-def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_power,
-             fmt):
+def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_power, suite,
+       kernels, fmt):
     """Wu et al.'s model (paper 002): k-means scaling surfaces and neural-network classifiers.
 
     Splits the GPU's kernels at random (stored), trains, stores the model for the pred_wu
     view, and prints its id (a line `model_id ID`) and the validation error per kernel (the
     id and summary go to stderr unless --format table). With --base all, one model per
     setting and a row per model (see the stored query wu_error_by_base for the heat map).
-    Needs scikit-learn (gpudb-dvfs[ml]).
+    Needs scikit-learn (gpudb-dvfs[ml]). --suite and --kernel keep the other kernels (apps
+    held out for later) out of training and validation alike.
 
     Models stay stored side by side (table wu_model; the id is a hash of the settings and
     runs, so retraining the same thing replaces it). View prediction and the stored queries
@@ -74,6 +81,8 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
 
         gpudb --db lab.duckdb train wu --gpu v100 --train-fraction 0.8 --seed 0
 
+        gpudb --db lab.duckdb train wu --gpu rtx8000 --suite rodinia
+
         gpudb --db lab.duckdb query mape_by_kernel -p model_id 8d0f952dfd8712c0
     """
     db.doing("training Wu's model")
@@ -84,7 +93,8 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
         if base == "all":
             columns, rows = wu_model.train_many(
                 con, gpu_id, cluster_counts=(clusters,), train_fraction=train_fraction,
-                seed=seed, features=names, power=not no_power)
+                seed=seed, features=names, power=not no_power, suite=suite,
+                kernels=list(kernels) or None)
             if rows:  # the last one trained is the GPU's default from now on
                 echo(f"latest model_id {rows[-1][columns.index('model_id')]} (the "
                      "default of view prediction and the accuracy queries)",
@@ -92,7 +102,8 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
         else:
             report = wu_model.train_wu(
                 con, gpu_id, base=base, train_fraction=train_fraction,
-                seed=seed, clusters=clusters, features=names, power=not no_power)
+                seed=seed, clusters=clusters, features=names, power=not no_power, suite=suite,
+                kernels=list(kernels) or None)
             columns, rows = wu_model.validation_table(con, report.model_id)
             echo(f"model_id {report.model_id}", err=fmt not in HUMAN_FORMATS)
             echo(report.summary(), err=fmt not in HUMAN_FORMATS)

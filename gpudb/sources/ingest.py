@@ -3,8 +3,10 @@
 Every file is read and validated before anything is written (a regular file; required columns
 present; every name the mapping lists is a column of the file; numbers parse and are finite,
 and times, frequencies and energies stay positive and finite after unit conversion; no two
-metrics with one name; no kernel measured twice at one setting); the first problem raises
-:class:`IngestError` naming file, row and column. All files of one call are then written in one
+metrics with one name; no kernel measured twice at one setting, unless the mapping's [rows]
+repeats numbers them); the first problem raises :class:`IngestError` naming file, line (a
+Parquet file's row) and column, with the count of every row that has it. The mapping's [rows]
+where leaves rows out first (see gpudb.sources.mapping). All files of one call are then written in one
 transaction: all or nothing. The report of each file (FileReport) says which of its other
 columns became metrics, were dropped as text or as empty, or were ignored.
 
@@ -117,10 +119,11 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             raise IngestError(f"suite {suite!r} must be a name (not empty, no NUL character)")
         mapping = replace(mapping, suite=suite)
     paths = [Path(f) for f in files]
-    for derived in [*mapping.measures().values(), *mapping.inputs.values()]:
-        problem = expression_problem(derived.expr) if derived.expr is not None else None
+    exprs = [(d.key, d.expr) for d in [*mapping.measures().values(), *mapping.inputs.values()]]
+    for key, expr in [*exprs, ("[rows] where", mapping.where)]:
+        problem = expression_problem(expr) if expr is not None else None
         if problem:  # before any file is read
-            raise IngestError(f"{mapping.path}: {derived.key}: {problem}")
+            raise IngestError(f"{mapping.path}: {key}: {problem}")
     exp_name = experiment or mapping.experiment or paths[0].stem
     exp_id = experiment_id(exp_name)
     _check_stored_gpu(con, mapping)
@@ -158,6 +161,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
                              for name, values in stage.inputs.items()}
             report.metrics, report.text = list(stage.metric_columns), stage.text
             report.empty, report.ignored = stage.empty, stage.ignored
+            report.filtered, report.repeats = stage.filtered, stage.repeats
             staged.append((report, stage, view))
         if not staged:
             return reports

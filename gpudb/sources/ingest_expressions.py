@@ -153,6 +153,21 @@ class Expressions:
         return ""
 
     def evaluate(self, derived: Derived) -> pa.Array:
+        values = pc.cast(self._values(derived, boolean=False), pa.float64(), safe=False)
+        if derived.factor != 1.0:
+            values = pc.multiply(values, derived.factor)
+        values = pc.if_else(pc.is_finite(values), values, pa.scalar(None, pa.float64()))
+        return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+
+    def condition(self, key: str, expr: str) -> np.ndarray:
+        """Which rows the boolean SQL expression ``expr`` is true for (false or NULL: not), in
+        file order; ``key`` names it in messages ("[rows] where")."""
+        values = self._values(Derived(key, "", 1.0, expr=expr), boolean=True)
+        return np.asarray(pc.fill_null(values, False), dtype=bool)
+
+    def _values(self, derived: Derived, boolean: bool) -> pa.ChunkedArray:
+        """The expression's (or column's) values, one per row in file order, as DuckDB gives
+        them: numbers, or with ``boolean`` booleans."""
         where = f"{self.mapping.path}: {derived.key}"
         what = f"column {derived.column!r}" if derived.column is not None else "expr"
         if derived.column is not None and derived.column not in self.columns:
@@ -171,7 +186,11 @@ class Expressions:
             raise IngestError(f"{where}: expr gives {len(rel.columns) - 1} values per row; "
                               "it must give one number")
         kind = str(rel.types[0])
-        if kind not in _NUMERIC_SQL and not kind.startswith("DECIMAL"):
+        if boolean:
+            if kind != "BOOLEAN":
+                raise IngestError(f"{where}: {what} gives {kind} values over {self.path}, not "
+                                  "true or false (compare, e.g. \"argNo = 'input000'\")")
+        elif kind not in _NUMERIC_SQL and not kind.startswith("DECIMAL"):
             raise IngestError(f"{where}: {what} gives {kind} values over {self.path}, "
                               "not numbers")
         timer = threading.Timer(EXPR_TIME_BOUND_S, self.con.interrupt)
@@ -195,11 +214,7 @@ class Expressions:
         if result.num_rows != self.rows:
             raise IngestError(f"{where}: expr gives {result.num_rows} rows for the "
                               f"{self.rows} of {self.path}; it must give one value per row")
-        values = pc.cast(result.column(0), pa.float64(), safe=False)
-        if derived.factor != 1.0:
-            values = pc.multiply(values, derived.factor)
-        values = pc.if_else(pc.is_finite(values), values, pa.scalar(None, pa.float64()))
-        return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+        return result.column(0)
 
     def _explain(self, where: str, exc: duckdb.Error) -> str:
         line = _first_line(exc)

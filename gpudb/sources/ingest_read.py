@@ -13,6 +13,7 @@ import io
 import re
 import stat
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,44 @@ MAX_CELLS = 25_000_000
 
 class IngestError(GpudbError):
     """Bad input file; the message names file, row and column. Nothing was written."""
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Where each row of a file's table is in the file: its 1-based CSV line (labels, blank
+    lines and the header counted) or, for Parquet, its 1-based row. A row filter keeps the
+    numbers of the rows it keeps, so messages name the file's own lines."""
+    numbers: np.ndarray
+    word: str = "line"  # "line" (CSV) or "row" (Parquet)
+
+    def at(self, row: int) -> str:
+        """'line N' of a 1-based row of the table."""
+        return f"{self.word} {self.numbers[row - 1]}"
+
+    def kept(self, mask: np.ndarray) -> Lines:
+        return Lines(self.numbers[mask], self.word)
+
+
+# offending rows a message lists by line before it says "..."
+SHOWN_ROWS = 5
+
+
+def rows_note(lines: Lines, rows: list[int], total: int) -> str:
+    """' (4 rows in all: lines 3, 7, 9, 12)' for the `total` offending rows, the first few of
+    which (1-based rows of the table, in file order) are `rows`; '' for one row."""
+    if total <= 1:
+        return ""
+    shown = ", ".join(str(lines.numbers[r - 1]) for r in rows[:SHOWN_ROWS])
+    more = ", ..." if total > min(len(rows), SHOWN_ROWS) else ""
+    return f" ({total:,} rows in all: {lines.word}s {shown}{more})"
+
+
+def offending(con, relation: str, condition: str, row: str = ROW) -> tuple[list[int], int]:
+    """(the first SHOWN_ROWS rows of `relation` where the SQL `condition` holds, by their
+    1-based row column `row`; how many rows it holds for in all)."""
+    found = con.execute(f"SELECT {row}, count(*) OVER () FROM {relation} WHERE {condition} "
+                        f"ORDER BY {row} LIMIT {SHOWN_ROWS}").fetchall()
+    return [r[0] for r in found], (found[0][1] if found else 0)
 
 
 def sql_str(text: str) -> str:
@@ -66,9 +105,9 @@ def _check_regular(path: Path) -> None:
         raise IngestError(f"{path}: is {file_kind(info.st_mode)}, not a CSV or Parquet file")
 
 
-def read_file(path: Path, mapping: Mapping) -> tuple[pa.Table, np.ndarray | None]:
+def read_file(path: Path, mapping: Mapping) -> tuple[pa.Table, Lines]:
     """A CSV (every column as text, empty cells NULL) or Parquet file as an Arrow table, and
-    the line of each row in a CSV file (1-based; None for Parquet).
+    where each row is in the file (:class:`Lines`: its CSV line, or its Parquet row).
 
     The mapping's [file] section says how a CSV is laid out: ``header`` gives the column names
     of a file without a header row; with ``labels``, a line holding one non-numeric field is a
@@ -84,7 +123,8 @@ def read_file(path: Path, mapping: Mapping) -> tuple[pa.Table, np.ndarray | None
                 raise IngestError(f"{path}: [file] header and labels of {mapping.path} "
                                   "describe a CSV file, and this is Parquet")
             table = pq.read_table(path)
-            return table.rename_columns(_numbered(path, mapping, table.column_names)), None
+            return (table.rename_columns(_numbered(path, mapping, table.column_names)),
+                    Lines(np.arange(1, table.num_rows + 1), "row"))
         if mapping.labels is not None:
             return _read_labelled(path, mapping)
         if mapping.header is not None:
@@ -96,7 +136,7 @@ def read_file(path: Path, mapping: Mapping) -> tuple[pa.Table, np.ndarray | None
         table = pa_csv.read_csv(path, read_options=pa_csv.ReadOptions(
             column_names=mapping.header), convert_options=_text_columns(names))
         first = 1 if mapping.header is not None else 2
-        return _as_text(path, mapping, table), np.arange(first, table.num_rows + first)
+        return _as_text(path, mapping, table), Lines(np.arange(first, table.num_rows + first))
     except IngestError:
         raise
     except FileNotFoundError:
@@ -175,7 +215,7 @@ def _numbered(path: Path, mapping: Mapping, names: list[str]) -> list[str]:
     return numbered
 
 
-def _read_labelled(path: Path, mapping: Mapping) -> tuple[pa.Table, np.ndarray]:
+def _read_labelled(path: Path, mapping: Mapping) -> tuple[pa.Table, Lines]:
     """A CSV file with section-label lines (see read_file): the data lines parsed as Arrow
     parses any CSV, plus the label column. Data before the first label has no kernel and is
     refused."""
@@ -183,6 +223,7 @@ def _read_labelled(path: Path, mapping: Mapping) -> tuple[pa.Table, np.ndarray]:
     writer = csv.writer(data, lineterminator="\n")
     names = list(mapping.header) if mapping.header is not None else None
     label = None
+    early = []  # data lines before the first label
     with open(path, encoding="utf-8-sig", newline="") as handle:
         rows = csv.reader(handle)
         for row in rows:
@@ -193,12 +234,16 @@ def _read_labelled(path: Path, mapping: Mapping) -> tuple[pa.Table, np.ndarray]:
             elif len(row) == 1 and row[0].strip() and not re.fullmatch(_NUMBER, row[0]):
                 label = row[0].strip()
             elif label is None:
-                raise IngestError(f"{path}: line {rows.line_num} is data before the first "
-                                  f"section label ([file] labels of {mapping.path})")
+                early.append(rows.line_num)
             else:
                 writer.writerow(row)
                 labels.append(label)
                 lines.append(rows.line_num)
+    if early:
+        raise IngestError(f"{path}: line {early[0]} is data before the first section label "
+                          f"([file] labels of {mapping.path})"
+                          + rows_note(Lines(np.array(early)), list(range(1, len(early) + 1)),
+                                      len(early)))
     if names is None:
         names = []
     if lines:
@@ -212,16 +257,11 @@ def _read_labelled(path: Path, mapping: Mapping) -> tuple[pa.Table, np.ndarray]:
         raise IngestError(f"{path}: has a column {mapping.labels!r}, the column [file] labels "
                           f"of {mapping.path} fills with the section labels")
     return (table.append_column(mapping.labels, pa.array(labels, pa.string())),
-            np.array(lines, dtype=np.int64))
+            Lines(np.array(lines, dtype=np.int64)))
 
 
-def _line(lines: np.ndarray | None, row: int) -> str:
-    """' (line N)' of a 1-based row of a CSV file; '' for Parquet."""
-    return f" (line {lines[row - 1]})" if lines is not None else ""
-
-
-def _where(path: Path, lines: np.ndarray | None, row: int, column: str) -> str:
-    return f"{path}: row {row}{_line(lines, row)}, column {column!r}"
+def _where(path: Path, lines: Lines, row: int, column: str) -> str:
+    return f"{path}: {lines.at(row)}, column {column!r}"
 
 
 _SPACE = ' \t\r\n\v\f'

@@ -19,11 +19,14 @@ from gpudb.sources.ingest_expressions import Expressions
 from gpudb.sources.ingest_read import (
     ROW,
     IngestError,
+    Lines,
     _bad_number,
     _blank,
-    _line,
     _where,
+    SHOWN_ROWS,
+    offending,
     read_file,
+    rows_note,
 )
 from gpudb.sources.mapping import FRACTION_INPUTS, GPU_COLUMNS, Mapping, gpu_column_key, names_gpu
 from gpudb.store.db import first_row
@@ -54,6 +57,22 @@ class FileReport:
     text: list[str] = field(default_factory=list)      # dropped as text (not all numbers)
     empty: list[str] = field(default_factory=list)     # dropped, no value at all
     ignored: list[str] = field(default_factory=list)   # [metrics] ignore
+    filtered: int = 0  # rows [rows] where left out
+    # [rows] repeats = "number": kernel label -> most rows it has at one setting (numbered
+    # label#1 ... label#n)
+    repeats: dict[str, int] = field(default_factory=dict)
+
+    def rows_summary(self) -> str:
+        """'rows left out by [rows] where: 3; labels measured more than once at a setting,
+        numbered in file order: a x2 (a#1..#2)' ('' when neither applies)."""
+        parts = []
+        if self.filtered:
+            parts.append(f"rows left out by [rows] where: {self.filtered:,}")
+        if self.repeats:
+            parts.append("labels measured more than once at a setting, numbered in file order: "
+                         + ", ".join(f"{label} x{n} ({label}#1..#{n})"
+                                     for label, n in sorted(self.repeats.items())))
+        return "; ".join(parts)
 
     def columns_summary(self) -> str:
         """'metrics: a, b; dropped as text: c; ignored: d' (groups without columns left out;
@@ -78,8 +97,10 @@ class _Staged:
     # the mapping as this file's table holds it: [columns] constants and expressions are
     # columns of the table (see _computed)
     mapping: Mapping
-    lines: np.ndarray | None  # the file line of each row (1-based); None for Parquet
+    lines: Lines  # where each row is in the file
     runs: str = ""  # temporary table of the file's run rows (see _stage_runs)
+    filtered: int = 0  # rows [rows] where left out
+    repeats: dict[str, int] = field(default_factory=dict)  # see check_repeats
     # `run` column -> SQL literal, for the columns equal in every run of the file
     constants: dict[str, str] = field(default_factory=dict)
     # file column name -> its name in the registered view (positional: _c0, _c1, ...)
@@ -151,7 +172,7 @@ def _check_names(path: Path, mapping: Mapping, names: list[str]) -> None:
 _INDEX = re.compile(r"\s*\d+\s*")  # a device index (nvidia-smi's 'index'), not a name
 
 
-def _check_file_gpu(path: Path, lines: np.ndarray | None, mapping: Mapping,
+def _check_file_gpu(path: Path, lines: Lines, mapping: Mapping,
                     raw: pa.Table) -> None:
     """Where the file says which GPU it measured (the [gpu] column of the mapping, or a
     column named like gpudb.sources.mapping.GPU_COLUMNS), every value must name the mapping's GPU
@@ -174,17 +195,20 @@ def _check_file_gpu(path: Path, lines: np.ndarray | None, mapping: Mapping,
         values = [v for v in pc.unique(text).to_pylist() if v]
         if column != named and all(_INDEX.fullmatch(v) for v in values):
             continue
-        for value in values:
-            if not names_gpu(value, gpu):
-                row = pc.index(text, value).as_py() + 1
-                shown = value if len(value) <= 80 else value[:77] + "..."
-                raise IngestError(
-                    f"{_where(path, lines, row, column)}: the file measured {shown!r}, which "
-                    f"is not the GPU of {mapping.path} ([gpu] {gpu['gpu_id']!r}, "
-                    f"{gpu['name']!r}): use that GPU's mapping, or a [gpu] naming it")
+        others = [value for value in values if not names_gpu(value, gpu)]
+        if others:
+            rows = np.flatnonzero(pc.fill_null(pc.is_in(text, pa.array(others)), False)) + 1
+            row = int(rows[0])
+            value = text[row - 1].as_py()
+            shown = value if len(value) <= 80 else value[:77] + "..."
+            raise IngestError(
+                f"{_where(path, lines, row, column)}: the file measured {shown!r}, which "
+                f"is not the GPU of {mapping.path} ([gpu] {gpu['gpu_id']!r}, "
+                f"{gpu['name']!r}): use that GPU's mapping, or a [gpu] naming it"
+                + rows_note(lines, rows[:5].tolist(), len(rows)))
 
 
-def _normalise(path: Path, lines: np.ndarray | None, table: pa.Table, required: set[str]
+def _normalise(path: Path, lines: Lines, table: pa.Table, required: set[str]
                ) -> pa.Table:
     """Columns as types the SQL checks handle: numbers (int, float) and text. Dictionaries
     are decoded, decimals and half floats widened, other types (booleans, dates, binary)
@@ -201,11 +225,13 @@ def _normalise(path: Path, lines: np.ndarray | None, table: pa.Table, required: 
             if pa.types.is_decimal(kind) or pa.types.is_float16(kind):
                 column = pc.cast(column, pa.float64(), safe=False)
             elif pa.types.is_uint64(kind):
-                over = pc.index(pc.greater(column, pa.scalar(_INT64_MAX, pa.uint64())), True)
-                if over.as_py() >= 0:
-                    row = over.as_py() + 1
+                over = np.flatnonzero(pc.fill_null(pc.greater(
+                    column, pa.scalar(_INT64_MAX, pa.uint64())), False)) + 1
+                if len(over):
+                    row = int(over[0])
                     raise IngestError(f"{_where(path, lines, row, name)}: "
-                                      f"{column[row - 1].as_py()} is beyond the int64 range")
+                                      f"{column[row - 1].as_py()} is beyond the int64 range"
+                                      + rows_note(lines, over[:5].tolist(), len(over)))
             elif not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
                       or pa.types.is_string(kind) or pa.types.is_large_string(kind)
                       or pa.types.is_null(kind)):
@@ -227,6 +253,16 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
     if raw.num_rows == 0:
         raise IngestError(f"{path}: no data rows")
     _check_names(path, mapping, raw.column_names)
+    filtered = 0
+    if mapping.where is not None:
+        with Expressions(path, mapping, raw) as exprs:
+            keep = exprs.condition("[rows] where", mapping.where)
+        filtered = int((~keep).sum())
+        if filtered == raw.num_rows:
+            raise IngestError(f"{mapping.path}: [rows] where keeps none of the "
+                              f"{raw.num_rows:,} rows of {path}")
+        if filtered:
+            raw, lines = raw.filter(pa.array(keep)), lines.kept(keep)
     _check_file_gpu(path, lines, mapping, raw)
     mapping, full = _computed(path, lines, mapping, raw)
     mapped = mapping.mapped_columns()
@@ -247,13 +283,16 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
     typed = {f.name for f in table.schema if _is_number_type(f)}
     required = mapping.kernel + tuple(numeric)
     # One scan finds the first empty cell of every required column.
+    def is_empty(c: str) -> str:
+        return f"({sql[c]} IS NULL" + ("" if c in typed else f" OR {_blank(sql[c])}") + ")"
+
     empty = first_row(con.execute("SELECT " + ", ".join(
-        f"min({ROW}) FILTER (WHERE {sql[c]} IS NULL"
-        + ("" if c in typed else f" OR {_blank(sql[c])}") + ")" for c in required)
-        + f" FROM {view}"))
+        f"min({ROW}) FILTER (WHERE {is_empty(c)})" for c in required) + f" FROM {view}"))
     for column, row in zip(required, empty, strict=True):
         if row is not None:
-            raise IngestError(f"{_where(path, lines, row, column)} is empty")
+            rows, total = offending(con, view, is_empty(column))
+            raise IngestError(f"{_where(path, lines, row, column)} is empty"
+                              + rows_note(lines, rows, total))
 
     # Every candidate metric column: numeric in Parquet, or text that parses everywhere.
     to_check = numeric + [c for c in table.column_names if c in candidates]
@@ -273,13 +312,13 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
             con.register(one, pa.table({"v": table.column(column), ROW: pa.array(
                 np.arange(1, table.num_rows + 1, dtype=np.int64))}))
             try:
-                row, value = first_row(con.execute(
-                    f"SELECT {ROW}, v::VARCHAR FROM {one} WHERE "
-                    f"{_bad_number('v', column in typed)} ORDER BY {ROW} LIMIT 1"))
+                rows, _ = offending(con, one, _bad_number('v', column in typed))
+                value = first_row(con.execute(f"SELECT v::VARCHAR FROM {one} WHERE {ROW} = ?",
+                                              [rows[0]]))[0]
             finally:
                 con.unregister(one)
-            raise IngestError(f"{_where(path, lines, row, column)}: {value!r} is not a finite "
-                              "number")
+            raise IngestError(f"{_where(path, lines, rows[0], column)}: {value!r} is not a "
+                              "finite number" + rows_note(lines, rows, bad))
         if not is_required:
             metric_columns.append(column)
     by_name: dict[str, str] = {}
@@ -300,19 +339,23 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
     first_bad = first_row(con.execute("SELECT " + ", ".join(
         f"min({ROW}) FILTER (WHERE NOT (TRY_CAST({sql[c]} AS DOUBLE) {test}))"
         for c, test, _ in checks) + f" FROM {view}"))
-    for (column, _, message), row in zip(checks, first_bad, strict=True):
+    for (column, test, message), row in zip(checks, first_bad, strict=True):
         if row is not None:
             value = first_row(con.execute(
                 f"SELECT {sql[column]}::VARCHAR FROM {view} WHERE {ROW} = ?", [row]))[0]
-            raise IngestError(f"{_where(path, lines, row, column)}: {value!r} {message}")
+            rows, total = offending(con, view,
+                                    f"NOT (TRY_CAST({sql[column]} AS DOUBLE) {test})")
+            raise IngestError(f"{_where(path, lines, row, column)}: {value!r} {message}"
+                              + rows_note(lines, rows, total))
     if mapping.n_sm is not None:
         n_sm = f"TRY_CAST({sql[mapping.n_sm.column]} AS DOUBLE)"
-        hit = first_row(con.execute(
-            f"SELECT {ROW}, {sql[mapping.n_sm.column]}::VARCHAR FROM {view} WHERE "
-            f"{n_sm} % 1 <> 0 OR {n_sm} > {_INT32_MAX} ORDER BY {ROW} LIMIT 1"))
-        if hit:
-            raise IngestError(f"{_where(path, lines, hit[0], mapping.n_sm.column)}: {hit[1]!r} "
-                              "is not a whole number of SMs")
+        rows, total = offending(con, view, f"{n_sm} % 1 <> 0 OR {n_sm} > {_INT32_MAX}")
+        if rows:
+            value = first_row(con.execute(f"SELECT {sql[mapping.n_sm.column]}::VARCHAR FROM "
+                                          f"{view} WHERE {ROW} = ?", [rows[0]]))[0]
+            raise IngestError(f"{_where(path, lines, rows[0], mapping.n_sm.column)}: "
+                              f"{value!r} is not a whole number of SMs"
+                              + rows_note(lines, rows, total))
 
     kept = set(metric_columns) | set(empty_columns)  # sets: 10,000 columns ask each
     return _Staged(path, "", table, metric_columns, mapping, lines, sql=sql, inputs=inputs,
@@ -320,10 +363,11 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
                    text=[c for c in raw.column_names if c in mapping.text or (
                        c in candidates and c not in kept)],
                    empty=empty_columns,
-                   ignored=[c for c in raw.column_names if c in mapping.ignore])
+                   ignored=[c for c in raw.column_names if c in mapping.ignore],
+                   filtered=filtered)
 
 
-def _computed(path: Path, lines: np.ndarray | None, mapping: Mapping, raw: pa.Table
+def _computed(path: Path, lines: Lines, mapping: Mapping, raw: pa.Table
               ) -> tuple[Mapping, pa.Table]:
     """The [columns] numbers the mapping gives as a constant or an expression, added to the
     file's table as columns named by their key ("[columns] time"), in the mapping's unit; and
@@ -345,16 +389,17 @@ def _computed(path: Path, lines: np.ndarray | None, mapping: Mapping, raw: pa.Ta
                 values = pa.array(np.full(raw.num_rows, m.value))
             else:
                 values = exprs.evaluate(replace(m, factor=1.0))
-                row = pc.index(pc.is_null(values), True).as_py() + 1
-                if row:
+                rows = np.flatnonzero(pc.is_null(values)) + 1
+                if len(rows):
                     raise IngestError(f"{mapping.path}: {m.key} expr gives no finite number "
-                                      f"for row {row}{_line(lines, row)} of {path}")
+                                      f"at {lines.at(int(rows[0]))} of {path}"
+                                      + rows_note(lines, rows[:5].tolist(), len(rows)))
             table = table.append_column(m.key, values)
     return replace(mapping, **{key: replace(m, column=m.key, expr=None, value=None)
                                for key, m in computed.items()}), table
 
 
-def _stage_inputs(path: Path, lines: np.ndarray | None, mapping: Mapping, raw: pa.Table,
+def _stage_inputs(path: Path, lines: Lines, mapping: Mapping, raw: pa.Table,
                   metrics: dict[str, str]
                   ) -> tuple[dict[str, pa.Array], frozenset[str]]:
     """Evaluate the mapping's [inputs] over the file (see the module docstring): their values
@@ -383,13 +428,14 @@ def _stage_inputs(path: Path, lines: np.ndarray | None, mapping: Mapping, raw: p
         if name in FRACTION_INPUTS:
             bad = pc.or_(bad, pc.greater(array, 1.0))
             reason = "must be a fraction in [0, 1]"
-        index = pc.index(bad, True).as_py()
-        if index >= 0:
-            derived, value = mapping.inputs[name], array[index].as_py()
+        rows = np.flatnonzero(pc.fill_null(bad, False)) + 1
+        if len(rows):
+            derived, value = mapping.inputs[name], array[int(rows[0]) - 1].as_py()
             unit = ("" if derived.factor == 1.0
                     else f" ({value / derived.factor!r} {derived.unit})")
-            raise IngestError(f"{mapping.path}: [inputs] {name} is {value!r}{unit} for row "
-                              f"{index + 1}{_line(lines, index + 1)} of {path}: {reason}")
+            raise IngestError(f"{mapping.path}: [inputs] {name} is {value!r}{unit} at "
+                              f"{lines.at(int(rows[0]))} of {path}: {reason}"
+                              + rows_note(lines, rows[:5].tolist(), len(rows)))
     return values, frozenset(as_metric)
 
 
@@ -423,3 +469,61 @@ def _parsed(con: duckdb.DuckDBPyConnection, table: pa.Table, text: list[str], vi
 def _is_number_type(field: pa.Field) -> bool:
     return (pa.types.is_integer(field.type) or pa.types.is_floating(field.type)
             or pa.types.is_decimal(field.type))
+
+
+_SETTING = "kernel_id, core_mhz, mem_mhz, n_sm"
+
+
+def number_repeats(rows: str, mapping: Mapping) -> str:
+    """SQL: the run rows ``rows`` (with kernel_id and _row, the 1-based row) with, where the
+    mapping says ``[rows] repeats = "number"``, every row of a kernel measured more than once
+    at some setting labelled ``kernel_id#k``, k counting that kernel's rows at the row's
+    setting in file order from 1. Column _label keeps the kernel_id as read and _copies the
+    rows of its (kernel, setting)."""
+    if mapping.repeats != "number":
+        return f"SELECT *, kernel_id AS _label, 1 AS _copies FROM ({rows})"
+    return f"""
+        SELECT * EXCLUDE (kernel_id, _copy),
+               CASE WHEN max(_copies) OVER (PARTITION BY _label) > 1
+                    THEN _label || '#' || _copy ELSE _label END AS kernel_id
+        FROM (SELECT *, kernel_id AS _label,
+                     row_number() OVER (PARTITION BY {_SETTING} ORDER BY _row) AS _copy,
+                     count(*) OVER (PARTITION BY {_SETTING}) AS _copies
+              FROM ({rows}))"""
+
+
+def check_repeats(con: duckdb.DuckDBPyConnection, stage: _Staged) -> dict[str, int]:
+    """Refuse a file whose staged runs (stage.runs) measure one kernel twice at one setting,
+    naming every such row by count and the first few by line; else the labels numbered by
+    number_repeats (kernel name -> most rows at one setting)."""
+    mapping = stage.mapping
+    # Equal settings hash equal (the values are positive and finite by now, so equal means
+    # bitwise equal): the grouping by the columns themselves, which names the rows, runs
+    # only when two hashes meet.
+    if first_row(con.execute(f"SELECT count(DISTINCT hash({_SETTING})) < count(*) "
+                             f"FROM {stage.runs}"))[0]:
+        twice = (f"(SELECT _row, count(*) OVER (PARTITION BY {_SETTING}) AS n, kernel_id "
+                 f"FROM {stage.runs})")
+        rows, total = offending(con, twice, "n > 1", row="_row")
+        if rows:
+            kernel, first = first_row(con.execute(
+                f"SELECT kernel_id, list(_row ORDER BY _row) FROM {stage.runs} "
+                f"WHERE ({_SETTING}) = (SELECT ({_SETTING}) FROM {stage.runs} "
+                "WHERE _row = ?) GROUP BY kernel_id", [rows[0]]))
+            kernels = first_row(con.execute(f"SELECT count(DISTINCT kernel_id) FROM {twice} "
+                                            "WHERE n > 1"))[0]
+            at = f"{stage.lines.word}s " + ", ".join(
+                str(stage.lines.numbers[r - 1]) for r in first[:SHOWN_ROWS])
+            name = kernel.split("/", 1)[1]
+            hint = ("" if mapping.repeats == "number" else
+                    f"; to keep them as {name}#1, {name}#2, ... (file order), set [rows] "
+                    f"repeats = \"number\" in {mapping.path}")
+            raise IngestError(
+                f"{stage.path}: kernel {name!r} is measured {len(first)} times at one setting "
+                f"(columns {', '.join(mapping.kernel)}, {mapping.core_mhz.column}, "
+                f"{mapping.mem_mhz.column}): {at}; {total:,} rows of {kernels:,} "
+                f"kernel{'s' if kernels > 1 else ''} repeat a setting"
+                f"{rows_note(stage.lines, rows, total) if total > len(first) else ''}{hint}")
+    return {label.split("/", 1)[1]: n for label, n in con.execute(
+        f"SELECT _label, max(_copies) FROM {stage.runs} WHERE _label <> kernel_id "
+        "GROUP BY _label ORDER BY _label").fetchall()}

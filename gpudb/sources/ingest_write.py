@@ -10,8 +10,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpudb.sources.ingest_read import ROW, IngestError, _trim, _where, sql_str
-from gpudb.sources.ingest_validate import _is_number_type, _parsed, _Staged
+from gpudb.sources.ingest_read import (
+    ROW,
+    IngestError,
+    _trim,
+    _where,
+    offending,
+    rows_note,
+    sql_str,
+)
+from gpudb.sources.ingest_validate import (
+    _is_number_type,
+    _parsed,
+    _Staged,
+    check_repeats,
+    number_repeats,
+)
 from gpudb.sources.mapping import Derived, Mapping
 from gpudb.store.db import atomic, first_row, whoami
 from gpudb.store.delete import Selection, delete_parents, delete_rows
@@ -92,23 +106,9 @@ def _stage_runs(con, stage: _Staged, view: str, exp_id: str, now: str) -> None:
                              {const['policy']}, {_g('core_mhz')}, {_g('mem_mhz')}, n_sm,
                              {_g('time_ns')}, {_g('_measured')}))
                    AS run_id, * EXCLUDE (_measured)
-        FROM ({rows})""")
+        FROM ({number_repeats(rows, mapping)})""")
     _check_converted(con, stage, view)
-    # Equal settings hash equal (the values are positive and finite by now, so equal means
-    # bitwise equal): the grouping by the columns themselves, which names the rows, runs
-    # only when two hashes meet.
-    key = "kernel_id, core_mhz, mem_mhz, n_sm"
-    if first_row(con.execute(f"SELECT count(DISTINCT hash({key})) < count(*) "
-                             f"FROM {stage.runs}"))[0]:
-        dup = first_row(con.execute(
-            f"SELECT min(_row), max(_row), any_value(kernel_id) FROM {stage.runs} "
-            f"GROUP BY {key} HAVING count(*) > 1 ORDER BY 1 LIMIT 1"))
-        if dup:
-            kernel = dup[2].split("/", 1)[1]
-            raise IngestError(f"{stage.path}: rows {dup[0]} and {dup[1]} both measure kernel "
-                              f"{kernel!r} at the same setting (columns "
-                              f"{', '.join(mapping.kernel)}, {mapping.core_mhz.column}, "
-                              f"{mapping.mem_mhz.column})")
+    stage.repeats = check_repeats(con, stage)
 
 
 def _check_converted(con, stage: _Staged, view: str) -> None:
@@ -122,9 +122,12 @@ def _check_converted(con, stage: _Staged, view: str) -> None:
     first_bad = first_row(con.execute("SELECT " + ", ".join(
         f"min(_row) FILTER (WHERE NOT (isfinite({c}) AND {c} {test}))"
         for c, _, _, test in checks) + f" FROM {stage.runs}"))
-    for (stored, measure, unit, _), row in zip(checks, first_bad, strict=True):
+    for (stored, measure, unit, test), row in zip(checks, first_bad, strict=True):
         if row is None:
             continue
+        rows, total = offending(con, stage.runs,
+                                f"NOT (isfinite({stored}) AND {stored} {test})", row="_row")
+        more = rows_note(stage.lines, rows, total)
         converted, value, time = first_row(con.execute(
             f"SELECT r.{stored}, v.{stage.sql[measure.column]}::VARCHAR, "
             f"v.{stage.sql[mapping.time.column]}::VARCHAR FROM {stage.runs} AS r "
@@ -133,9 +136,9 @@ def _check_converted(con, stage: _Staged, view: str) -> None:
         if stored == "energy_j" and mapping.energy is None:
             raise IngestError(f"{where}: {value!r} {measure.unit} for {time!r} "
                               f"{mapping.time.unit} is {converted!r} J of energy, not a finite "
-                              "number")
+                              "number" + more)
         raise IngestError(f"{where}: {value!r} {measure.unit} is {converted!r} {unit} after "
-                          "unit conversion, not a positive finite number")
+                          "unit conversion, not a positive finite number" + more)
 
 
 RUN_COLUMNS = ("run_id", "experiment_id", "source", "kernel_id", "gpu_id", "policy", "core_mhz",

@@ -21,6 +21,11 @@ A mapping is a TOML file (examples in fixtures/mappings/)::
     # duplicates = "number"       # a header naming a column twice: "refuse" (default) or
                                   # "number" (the repeats are name.1, name.2, ...)
 
+    [rows]                        # optional: which rows are runs
+    where = "argNo = 'input000'"  # a boolean expression over the file's columns
+    repeats = "number"            # a kernel measured twice at one setting: "refuse" (default)
+                                  # or "number" (label#1, label#2, ... in file order)
+
     [columns]                     # which file column holds what, and its unit
     kernel = ["appName", "kernel"]            # joined with ':' into the kernel name
     core_mhz = { column = "coreF", unit = "MHz" }  # MHz | GHz | kHz
@@ -59,6 +64,18 @@ data before the first label is an error); ``duplicates`` says what to do with a 
 names a column twice: refuse the file (the default, naming the columns), or ``"number"`` them
 ``name``, ``name.1``, ``name.2``, ... as pandas does, so the mapping can place ``time.1``.
 Parquet files take no ``header`` or ``labels``.
+
+``[rows]`` applies to CSV and Parquet alike. ``where`` is a DuckDB SQL expression over the
+file's columns, bounded and evaluated like an [inputs] expression, that must give a boolean per
+row: the rows where it is true are the file's runs, the others (false or NULL) are left out
+and counted in the report (FileReport.filtered); a GPU column (below) is checked on the rows
+kept only. ``repeats = "number"`` keeps a kernel label that the file measures more than once at
+one setting (core and memory clock, SMs: two sections of one benchmark, two launches of one
+kernel): every row of such a label gets ``<label>#<k>``, k counting that label's rows at their
+setting in file order from 1, so the label's first section is ``#1`` at every setting; labels
+measured once per setting keep their name. The report lists each numbered label
+(FileReport.repeats). Without it such a file is refused, naming how many rows repeat a setting
+and the first few by line.
 
 ``[inputs]`` declares which of the file's columns (or which expression over them) hold the
 per-run inputs of Wang & Chu's model (gpudb.predictors.wangchu_model.KernelCounters). Its keys are
@@ -138,6 +155,7 @@ _SECTIONS = {
             "nominal_core_mhz", "nominal_mem_mhz", "column"},
     "run": {"suite", "source", "policy", "experiment"},
     "file": {"header", "labels", "duplicates"},
+    "rows": {"where", "repeats"},
     "columns": {"kernel", "core_mhz", "mem_mhz", "time", "power", "energy", "n_sm"},
     "metrics": {"ignore", "text", "rename", "prefix"},
     "inputs": set(INPUTS),
@@ -211,6 +229,11 @@ class Mapping:
     header: tuple[str, ...] | None = None
     labels: str | None = None
     duplicates: str = "refuse"
+    # [rows]: the rows that are runs (a boolean DuckDB expression over the file's columns;
+    # None: every row); what to do with a kernel measured twice at one setting ("refuse" or
+    # "number": label#1, label#2, ... in file order)
+    where: str | None = None
+    repeats: str = "refuse"
 
     def measures(self) -> dict[str, Derived]:
         """The [columns] numbers the mapping gives (core_mhz, mem_mhz, time, power or energy,
@@ -442,6 +465,24 @@ def _file_section(path: Path, section: dict, kernel: tuple[str, ...]
     return header, labels, duplicates
 
 
+def _rows_section(path: Path, section: dict) -> tuple[str | None, str]:
+    """[rows]: (where, repeats), checked; the expression parsed as one SQL expression (its
+    bounds and columns are checked at ingest, like the other expressions')."""
+    where = section.get("where")
+    if where is not None:
+        where = _text(path, "[rows] where", where)
+        try:
+            duckdb.SQLExpression(where)
+        except duckdb.Error as exc:
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise _fail(path, f"[rows] where is not one SQL expression: {detail}") from None
+    repeats = section.get("repeats", "refuse")
+    if repeats not in ("refuse", "number"):
+        raise _fail(path, "[rows] repeats must be 'refuse' or 'number', not "
+                          f"{_toml_type(repeats)}")
+    return where, repeats
+
+
 def load_mapping(path: str | Path) -> Mapping:
     """Read and check a mapping file; raises MappingError naming the file and the bad key."""
     path = Path(path)
@@ -548,6 +589,7 @@ def load_mapping(path: str | Path) -> Mapping:
     inputs = {name: _derived(path, f"[inputs] {name}", value, INPUTS[name])
               for name, value in doc.get("inputs", {}).items()}
     header, labels, duplicates = _file_section(path, doc.get("file", {}), kernel)
+    where, repeats = _rows_section(path, doc.get("rows", {}))
     return Mapping(
         path=path,
         sha256=hashlib.sha256(raw).hexdigest(),
@@ -572,4 +614,6 @@ def load_mapping(path: str | Path) -> Mapping:
         header=header,
         labels=labels,
         duplicates=duplicates,
+        where=where,
+        repeats=repeats,
     )

@@ -29,6 +29,35 @@ SIM_FEATURES = (
 MEASURED_FEATURE_PREFIX = "dcgm_"
 
 
+# DCGM's profiling fields under the names files publish them by: dcgmi dmon's short names
+# (DRAMA, SMACT, ...) and the field ids (DCGM_FI_PROF_DRAM_ACTIVE, ...), any case, each with
+# the dcgm_* name a mapping's rename gives it (fixtures/mappings/v100-profile.toml). A metric
+# under one of these names is a default feature like a dcgm_* one, so a file ingested without
+# a rename trains without --features.
+DCGM_FIELDS = {
+    "gract": "dcgm_gr_engine_active", "dcgm_fi_prof_gr_engine_active": "dcgm_gr_engine_active",
+    "smact": "dcgm_sm_active", "dcgm_fi_prof_sm_active": "dcgm_sm_active",
+    "smocc": "dcgm_sm_occupancy", "dcgm_fi_prof_sm_occupancy": "dcgm_sm_occupancy",
+    "tenso": "dcgm_tensor_active", "dcgm_fi_prof_pipe_tensor_active": "dcgm_tensor_active",
+    "drama": "dcgm_dram_active", "dcgm_fi_prof_dram_active": "dcgm_dram_active",
+    "fp64a": "dcgm_fp64_active", "dcgm_fi_prof_pipe_fp64_active": "dcgm_fp64_active",
+    "fp32a": "dcgm_fp32_active", "dcgm_fi_prof_pipe_fp32_active": "dcgm_fp32_active",
+    "fp16a": "dcgm_fp16_active", "dcgm_fi_prof_pipe_fp16_active": "dcgm_fp16_active",
+    "pcitx": "dcgm_pcie_tx_bytes", "dcgm_fi_prof_pcie_tx_bytes": "dcgm_pcie_tx_bytes",
+    "pcirx": "dcgm_pcie_rx_bytes", "dcgm_fi_prof_pcie_rx_bytes": "dcgm_pcie_rx_bytes",
+    "nvltx": "dcgm_nvlink_tx_bytes", "dcgm_fi_prof_nvlink_tx_bytes": "dcgm_nvlink_tx_bytes",
+    "nvlrx": "dcgm_nvlink_rx_bytes", "dcgm_fi_prof_nvlink_rx_bytes": "dcgm_nvlink_rx_bytes",
+}
+
+
+def dcgm_field(metric: str) -> str | None:
+    """The dcgm_* name of a metric named as DCGM publishes a profiling field ('DRAMA',
+    'DCGM_FI_PROF_DRAM_ACTIVE'), or the metric's own name if it is a dcgm_* one; else None."""
+    if metric.lower() in DCGM_FIELDS:
+        return DCGM_FIELDS[metric.lower()]
+    return metric if metric.startswith(MEASURED_FEATURE_PREFIX) else None
+
+
 QUANTITIES = ("time", "power")
 
 
@@ -46,26 +75,60 @@ class _Data:
     data_sha256: str
 
 
-def _load_grid(con: duckdb.DuckDBPyConnection, gpu_id: str, power: bool) -> _Data:
-    """Average time (ns) and power (W) of every kernel at every fixed setting of the GPU;
-    kernels missing a setting of the full grid are excluded."""
+# the runs a model trains on: one GPU's fixed runs, of one suite and some kernels if given
+_SELECTED = ("r.gpu_id = $gpu AND r.policy = 'fixed' "
+             "AND (CAST($suite AS TEXT) IS NULL OR starts_with(r.kernel_id, $suite || '/')) "
+             "AND (CAST($kernels AS TEXT[]) IS NULL "
+             "OR list_contains(CAST($kernels AS TEXT[]), r.kernel_id))")
+
+
+def training_kernels(con: duckdb.DuckDBPyConnection, gpu_id: str, suite: str | None,
+                     kernels: list[str] | None) -> list[str] | None:
+    """The kernel ids ``suite`` and ``kernels`` select among the GPU's fixed runs (None: no
+    selection, every kernel); a selection that names a kernel without fixed runs, or selects
+    nothing, is an error naming what the GPU has."""
+    if suite is None and not kernels:
+        return None
+    have = [r[0] for r in con.execute(
+        "SELECT DISTINCT kernel_id FROM run WHERE gpu_id = ? AND policy = 'fixed' ORDER BY 1",
+        [gpu_id]).fetchall()]
+    unknown = sorted(set(kernels or ()) - set(have))
+    if unknown:
+        raise GpudbError(f"no fixed runs of {', '.join(map(repr, unknown))} on {gpu_id!r} "
+                         f"(its kernels: {', '.join(have[:8])}{', ...' if len(have) > 8 else ''})")
+    chosen = [k for k in have if (suite is None or k.startswith(suite + "/"))
+              and (not kernels or k in kernels)]
+    if not chosen:
+        suites = sorted({k.split("/", 1)[0] for k in have})
+        raise GpudbError(f"no fixed runs of suite {suite!r} on {gpu_id!r}"
+                         + (" among the kernels given" if kernels else "")
+                         + f" (its suites: {', '.join(map(repr, suites)) or 'none'})")
+    return chosen
+
+
+def _load_grid(con: duckdb.DuckDBPyConnection, gpu_id: str, power: bool,
+               kernels: list[str] | None = None) -> _Data:
+    """Average time (ns) and power (W) of every kernel (of ``kernels``, kernel ids, if given)
+    at every fixed setting of the GPU; kernels missing a setting of the full grid are
+    excluded."""
     if first_row(con.execute("SELECT count(*) FROM gpu WHERE gpu_id = ?", [gpu_id]))[0] == 0:
         raise GpudbError(f"no GPU {gpu_id!r} in the database")
-    result = con.execute("""
+    selected = {"gpu": gpu_id, "suite": None, "kernels": kernels}
+    result = con.execute(f"""
         SELECT r.kernel_id, coalesce(r.n_sm, g.n_sm) AS cu, r.core_mhz, r.mem_mhz,
                avg(r.time_ns) AS time_ns,
                avg(r.energy_j / (r.time_ns * 1e-9)) AS power_w,
                bool_and(r.energy_j IS NOT NULL) AS has_energy
         FROM run AS r JOIN gpu AS g ON g.gpu_id = r.gpu_id
-        WHERE r.gpu_id = ? AND r.policy = 'fixed'
+        WHERE {_SELECTED}
         GROUP BY ALL
-    """, [gpu_id])
+    """, selected)
     rows = result.fetchall()
     table = {d[0]: [row[i] for row in rows] for i, d in enumerate(result.description)}
     if not rows:
         raise GpudbError(f"GPU {gpu_id!r} has no fixed runs to train on")
-    ids = con.execute("SELECT run_id FROM run WHERE gpu_id = ? AND policy = 'fixed' "
-                      "ORDER BY run_id", [gpu_id]).fetchall()
+    ids = con.execute(f"SELECT run_id FROM run AS r WHERE {_SELECTED} ORDER BY run_id",
+                      selected).fetchall()
     data_sha256 = hashlib.sha256("\n".join(r[0] for r in ids).encode()).hexdigest()
 
     cu, core, mem = (np.unique(np.asarray(table[c], dtype=np.float64))
@@ -105,26 +168,37 @@ def _load_grid(con: duckdb.DuckDBPyConnection, gpu_id: str, power: bool) -> _Dat
 
 
 def default_features(con: duckdb.DuckDBPyConnection, gpu_id: str,
-                     base: tuple[int, float, float]) -> list[str]:
+                     base: tuple[int, float, float], kernels: list[str] | None = None
+                     ) -> list[str]:
     """The classifier inputs for a GPU's data: table II analogues for simulated runs (they
-    have intervals), the ``dcgm_*`` metrics for measured ones."""
+    have intervals), the DCGM profiling activities for measured ones: ``dcgm_*`` metrics and
+    metrics under DCGM's published names (:data:`DCGM_FIELDS`; where a run has a field under
+    both, the ``dcgm_*`` one). ``kernels``: only these kernel ids' base runs (None: all)."""
     n_sm, core, mem = base
     where = ("FROM run AS r JOIN gpu AS g ON g.gpu_id = r.gpu_id WHERE r.gpu_id = ? "
              "AND r.policy = 'fixed' AND coalesce(r.n_sm, g.n_sm) = ? AND r.core_mhz = ? "
-             "AND r.mem_mhz = ?")
-    params = [gpu_id, n_sm, core, mem]
+             "AND r.mem_mhz = ? AND (CAST(? AS TEXT[]) IS NULL "
+             "OR list_contains(CAST(? AS TEXT[]), r.kernel_id))")
+    params = [gpu_id, n_sm, core, mem, kernels, kernels]
     simulated = first_row(con.execute(
         f"SELECT count(*) FROM interval WHERE run_id IN (SELECT r.run_id {where})", params))[0]
     if simulated:
         return list(SIM_FEATURES)
-    names = [row[0] for row in con.execute(
-        f"SELECT DISTINCT name FROM metric WHERE idx IS NULL AND starts_with(name, ?) "
-        f"AND run_id IN (SELECT r.run_id {where}) ORDER BY name",
-        [MEASURED_FEATURE_PREFIX, *params]).fetchall()]
+    metrics = [row[0] for row in con.execute(
+        f"SELECT DISTINCT name FROM metric WHERE idx IS NULL "
+        f"AND run_id IN (SELECT r.run_id {where}) ORDER BY name", params).fetchall()]
+    fields: dict[str, list[str]] = {}
+    for name in metrics:
+        if dcgm_field(name) is not None:
+            fields.setdefault(dcgm_field(name), []).append(name)
+    # one name per field: the dcgm_* one where both are stored, else the published one
+    names = sorted(min(found, key=lambda n: not n.startswith(MEASURED_FEATURE_PREFIX))
+                   for found in fields.values())
     if not names:
         raise GpudbError(f"no default features for {gpu_id!r}: its base runs have no intervals "
-                         f"and no {MEASURED_FEATURE_PREFIX}* metrics; name them with --features "
-                         "(gpudb train wu; features= in Python)")
+                         f"and no DCGM activities ({MEASURED_FEATURE_PREFIX}* metrics, or "
+                         "DCGM's names: DRAMA, SMACT, SMOCC, FP32A, ...); name them with "
+                         "--features (gpudb train wu; features= in Python)")
     return names
 
 
@@ -192,7 +266,9 @@ def _eligible(data: _Data, measured: dict[str, np.ndarray],
     return excluded, eligible
 
 
-def grid_settings(con: duckdb.DuckDBPyConnection, gpu_id: str) -> list[tuple[int, float, float]]:
-    """Every (SM count, core MHz, memory MHz) of a GPU's full grid of fixed runs."""
-    data = _load_grid(con, gpu_id, power=False)
+def grid_settings(con: duckdb.DuckDBPyConnection, gpu_id: str,
+                  kernels: list[str] | None = None) -> list[tuple[int, float, float]]:
+    """Every (SM count, core MHz, memory MHz) of a GPU's full grid of fixed runs (of
+    ``kernels``, kernel ids, if given)."""
+    data = _load_grid(con, gpu_id, power=False, kernels=kernels)
     return [(int(c), float(e), float(m)) for c in data.cu for e in data.core for m in data.mem]

@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 
 import duckdb
 
-from gpudb.store.db import GpudbError
+from gpudb.store.db import GpudbError, first_row
 from gpudb.train.wu_clusters import (
     KMEANS_INITS,
     MLP_ALPHA,
@@ -48,6 +48,7 @@ from gpudb.train.wu_data import (  # noqa: F401 - SIM_FEATURES: this module's to
     _split,
     default_features,
     grid_settings,
+    training_kernels,
 )
 from gpudb.train.wu_storage import (  # noqa: F401 - validation_table: this module's too
     _store_and_validate,
@@ -112,7 +113,8 @@ class WuReport:
 def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
              base: tuple[int, float, float] | None = None, train_fraction: float = 0.8,
              seed: int = 0, clusters: int = 12, features: list[str] | None = None,
-             power: bool = True) -> WuReport:
+             power: bool = True, suite: str | None = None,
+             kernels: list[str] | None = None) -> WuReport:
     """Train, store and validate a paper 002 model for one GPU; returns a :class:`WuReport`.
 
     base: (SM count, core MHz, memory MHz) of the base setting, a point of the grid; None for
@@ -123,6 +125,9 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
     features: classifier inputs, names in view ``wu_feature``; None for the data source's
         default (:func:`default_features`).
     power: also model average power (W), when every run has energy_j.
+    suite, kernels: train on the kernels of this suite, and of these kernel ids, only (None:
+        every kernel); the others stay out of both splits, and pred_wu predicts them as
+        kernels it never saw.
     The model id is a hash of all of these and of the runs trained on: training the same thing
     again replaces the stored model with an identical one, with a new created_at. Models with
     other ids stay stored beside it; the latest per GPU (view ``wu_model_current``) is the one
@@ -134,11 +139,12 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
     if clusters < 1:
         raise GpudbError(f"clusters must be at least 1, got {clusters}")
     sk = _sklearn()
-    data = _load_grid(con, gpu_id, power)
+    selection = training_kernels(con, gpu_id, suite, kernels)
+    data = _load_grid(con, gpu_id, power, selection)
     base, base_idx = _base_setting(data, gpu_id, base)
     # dict.fromkeys: a name given twice would be two inputs fed the same value
     features = (list(dict.fromkeys(features)) if features
-                else default_features(con, gpu_id, base))
+                else default_features(con, gpu_id, base, selection))
     measured = _base_features(con, gpu_id, base, features)
     excluded, eligible = _eligible(data, measured, gpu_id)
     train, validation = _split(eligible, train_fraction, seed)
@@ -166,6 +172,12 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
     errors = _store_and_validate(con, model_row, tables, power, started)
     notes = ([] if validation else
              ["no validation kernels (train fraction 1): validation error undefined"])
+    if selection is not None:
+        others = first_row(con.execute(
+            "SELECT count(DISTINCT kernel_id) FROM run WHERE gpu_id = ? AND policy = 'fixed' "
+            "AND NOT list_contains(?, kernel_id)", [gpu_id, selection]))[0]
+        notes.append(f"{others} other kernel{'s' if others != 1 else ''} of {gpu_id} kept out "
+                     "of both splits (--suite/--kernel): pred_wu predicts them as unseen")
     return WuReport(
         model_id=model_id, gpu_id=gpu_id, base=base, clusters=clusters, seed=seed,
         train_fraction=train_fraction, features=features, quantities=quantities,
@@ -181,20 +193,25 @@ def train_many(con: duckdb.DuckDBPyConnection, gpu_id: str,
                bases: list[tuple[int, float, float]] | None = None,
                cluster_counts: tuple[int, ...] = (12,), train_fraction: float = 0.8,
                seed: int = 0, features: list[str] | None = None,
-               power: bool = True) -> tuple[list[str], list[tuple]]:
+               power: bool = True, suite: str | None = None,
+               kernels: list[str] | None = None) -> tuple[list[str], list[tuple]]:
     """A model per base setting (None: every setting of the grid, for the heat maps of paper
     002 figures 10-11, see query wu_error_by_base) and per cluster count (figures 13 and 16,
     and 15's oracle), all on the same kernel split (same seed). Returns (columns, rows) with
-    each model's validation, training and oracle-classifier MAPE (%) of time and power."""
+    each model's validation, training and oracle-classifier MAPE (%) of time and power.
+    suite, kernels: as train_wu's."""
     columns = ["base_n_sm", "base_core_mhz", "base_mem_mhz", "clusters", "model_id",
                "val_time_mape_pct", "val_power_mape_pct", "train_time_mape_pct",
                "train_power_mape_pct", "oracle_time_mape_pct", "oracle_power_mape_pct",
                "seconds"]
     rows = []
-    for base in bases if bases is not None else grid_settings(con, gpu_id):
+    if bases is None:
+        bases = grid_settings(con, gpu_id, training_kernels(con, gpu_id, suite, kernels))
+    for base in bases:
         for clusters in cluster_counts:
             r = train_wu(con, gpu_id, base=base, train_fraction=train_fraction, seed=seed,
-                         clusters=clusters, features=features, power=power)
+                         clusters=clusters, features=features, power=power, suite=suite,
+                         kernels=kernels)
             rows.append((*r.base, clusters, r.model_id, r.val_time_mape_pct,
                          r.val_power_mape_pct, r.train_time_mape_pct, r.train_power_mape_pct,
                          r.oracle_time_mape_pct, r.oracle_power_mape_pct, r.seconds))

@@ -127,7 +127,9 @@ WITH actual AS (
 )
 SELECT
     p.kernel_id,
-    bool_or(p.in_training) AS in_training,
+    -- NULL: a kernel in neither split (kept out by train wu --suite/--kernel, or added later)
+    CASE WHEN p.kernel_id IN (SELECT kernel_id FROM wu_split WHERE model_id = $model_id)
+         THEN bool_or(p.in_training) END AS in_training,
     count(p.predicted_ns) AS targets,
     sum(abs(p.predicted_ns - a.time_ns) / a.time_ns) AS time_err_sum,
     max(abs(p.predicted_ns - a.time_ns) / a.time_ns) AS time_err_max,
@@ -159,8 +161,9 @@ def _mape(rows: list[tuple], in_training: bool, power: bool) -> float | None:
 
 def validation_table(con: duckdb.DuckDBPyConnection,
                      model_id: str) -> tuple[list[str], list[tuple]]:
-    """Per kernel of a stored model: split side, number of targets, and the MAPE and largest
-    error (%) of predicted time and power from the base setting to every other setting."""
+    """Per kernel of a stored model: split side ('unseen' for a kernel in neither split),
+    number of targets, and the MAPE and largest error (%) of predicted time and power from the
+    base setting to every other setting."""
     rows = _kernel_errors(con, model_id)
     if not rows and first_row(con.execute(
             "SELECT count(*) FROM wu_model WHERE model_id = ?", [model_id]))[0] == 0:
@@ -172,7 +175,7 @@ def validation_table(con: duckdb.DuckDBPyConnection,
     columns = ["kernel_id", "split", "targets", "time_mape_pct", "time_max_err_pct",
                "power_mape_pct", "power_max_err_pct"]
     return columns, [
-        (k, "training" if t else "validation", n, pct(ts, n),
+        (k, "unseen" if t is None else "training" if t else "validation", n, pct(ts, n),
          None if tm is None else 100.0 * tm, pct(ps, pn), None if pm is None else 100.0 * pm)
         for k, t, n, ts, tm, pn, ps, pm in rows
     ]

@@ -112,17 +112,19 @@ def _tiny_with(tmp_path, name, text):
     ("nocol.csv", TINY_CSV.replace("time_ms", "duration"),
      r"nocol\.csv: column 'time_ms' named in .* is missing"),
     ("nan.csv", TINY_CSV.replace("alpha,1000,800,2.0", "alpha,1000,800,two"),
-     r"nan\.csv: row 2 \(line 3\), column 'time_ms': 'two' is not a finite number"),
+     r"nan\.csv: line 3, column 'time_ms': 'two' is not a finite number"),
     ("neg.csv", TINY_CSV.replace("beta,500,800,10.0", "beta,500,800,-10.0"),
-     r"neg\.csv: row 5 \(line 6\), column 'time_ms': '-10.0' must be positive"),
+     r"neg\.csv: line 6, column 'time_ms': '-10.0' must be positive"),
     ("zero.csv", TINY_CSV.replace("beta,500,1600", "beta,0,1600"),
-     r"zero\.csv: row 7 \(line 8\), column 'core_mhz': '0' must be positive"),
+     r"zero\.csv: line 8, column 'core_mhz': '0' must be positive"),
     ("dup.csv", TINY_CSV + "alpha,500,800,4.1,101,0.5\n",
-     r"dup\.csv: rows 1 and 9 both measure kernel 'alpha' at the same setting"),
+     r"dup\.csv: kernel .alpha. is measured 2 times at one setting \(columns kernel, "
+     r"core_mhz, mem_mhz\): lines 2, 10; 2 rows of 1 kernel repeat a setting; to keep "
+     r"them as alpha#1, alpha#2, ... \(file order\), set \[rows\] repeats = \"number\""),
     ("empty.csv", TINY_CSV.replace("beta,500,800,10.0,50", "beta,500,800,,50"),
-     r"empty\.csv: row 5 \(line 6\), column 'time_ms' is empty"),
+     r"empty\.csv: line 6, column 'time_ms' is empty"),
     ("badmetric.csv", TINY_CSV.replace("0.7\n", "lots\n"),
-     r"badmetric\.csv: row 3 \(line 4\), column 'dram_util': 'lots' is not a finite number"),
+     r"badmetric\.csv: line 4, column 'dram_util': 'lots' is not a finite number"),
     ("header.csv", TINY_CSV.splitlines()[0] + "\n", r"header\.csv: no data rows"),
     ("ragged.csv", TINY_CSV + "gamma,1,2\n", r"ragged\.csv: cannot read as CSV"),
     ("binary.parquet", "not parquet at all", r"binary\.parquet: cannot read as Parquet"),
@@ -248,10 +250,10 @@ def _refused(db, files, mapping, message, error=IngestError):
 @pytest.mark.parametrize("csv_change, mapping_change, message", [
     # 1e308 ms is finite, but not in ns: it used to be stored as +inf
     (("delta,500,800,4.0", "delta,500,800,1e308"), None,
-     (r"in\.csv: row 1 \(line 2\), column 'time_ms': '1e308' ms is inf ns after unit "
+     (r"in\.csv: line 2, column 'time_ms': '1e308' ms is inf ns after unit "
      r"conversion, not a positive finite number")),
     (("delta,500,800,4.0,100", "delta,500,800,1e300,1e300"), None,
-     (r"in\.csv: row 1 \(line 2\), column 'power_w': '1e300' W for '1e300' ms is inf J of "
+     (r"in\.csv: line 2, column 'power_w': '1e300' W for '1e300' ms is inf J of "
      "energy, not a finite number")),
     (("delta,500,800,4.0", "delta,500,800,1e300"), ('unit = "ms"', 'unit = "s"'),
      r"column 'time_ms': '1e300' s is inf ns after unit conversion"),
@@ -461,13 +463,13 @@ def test_numbers_duckdb_would_misread_are_refused(tiny_db, tmp_path, cell):
     # DuckDB casts '+-2' to -2 and '1_000' to 1000
     data, mapping = _csv_and_mapping(tmp_path, ("0.7\n", f"{cell}\n"))
     _refused(tiny_db, [data], mapping,
-             rf"in\.csv: row 3 \(line 4\), column 'dram_util': '{re.escape(cell)}' is not a "
+             rf"in\.csv: line 4, column 'dram_util': '{re.escape(cell)}' is not a "
              "finite number")
 
 
 def test_blank_kernel_name_is_empty(tiny_db, tmp_path):
     data, mapping = _csv_and_mapping(tmp_path, ("delta,1000,800", "\t,1000,800"))
-    _refused(tiny_db, [data], mapping, r"row 2 \(line 3\), column 'kernel' is empty")
+    _refused(tiny_db, [data], mapping, r"line 3, column 'kernel' is empty")
 
 
 def test_cli_refusal_is_one_line(tiny_db, tmp_path):
@@ -476,7 +478,7 @@ def test_cli_refusal_is_one_line(tiny_db, tmp_path):
                                       str(mapping)])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
     assert result.output.strip().splitlines() == [
-        (f"Error: {data}: row 1 (line 2), column 'time_ms': '1e308' ms is inf ns after unit "
+        (f"Error: {data}: line 2, column 'time_ms': '1e308' ms is inf ns after unit "
         "conversion, not a positive finite number")]
 
 
@@ -564,9 +566,10 @@ def test_a_mapping_gpu_contradicting_the_file_s_own_gpu_is_refused(fresh_db, tmp
     if gpu_id is None:
         assert result.exit_code == 1
         assert result.output.splitlines() == [
-            f"Error: {data}: row 1 (line 2), column 'gpu_name': the file measured 'GeForce RTX "
+            f"Error: {data}: line 2, column 'gpu_name': the file measured 'GeForce RTX "
             f"2070 SUPER', which is not the GPU of {MAPPINGS / 'v100-profile.toml'} ([gpu] "
-            "'v100', 'Tesla V100'): use that GPU's mapping, or a [gpu] naming it"]
+            "'v100', 'Tesla V100'): use that GPU's mapping, or a [gpu] naming it (200 rows in "
+            "all: lines 2, 3, 4, 5, 6, ...)"]
         assert row_counts(fresh_db) == before
         return
     assert result.exit_code == 0, result.output
@@ -589,7 +592,7 @@ def test_the_mapping_names_the_column_that_names_the_gpu(tmp_path, fresh_db):
     mapping.write_text(TINY_MAPPING.replace("n_sm = 2", 'n_sm = 2\ncolumn = "board"', 1))
     assert 'column = "board"' in mapping.read_text()
     _refused(fresh_db, [data], mapping, re.escape(
-        f"{data}: row 3 (line 4), column 'board': the file measured 'Huge GPU', which is not "
+        f"{data}: line 4, column 'board': the file measured 'Huge GPU', which is not "
         f"the GPU of {mapping} ([gpu] 'tiny', 'tiny test GPU')"))
     data.write_text(data.read_text().replace("Huge GPU", "tiny test gpu"))
     other = tmp_path / "other.toml"

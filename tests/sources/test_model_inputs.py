@@ -349,11 +349,11 @@ def test_wrong_inputs_section_is_one_line(tmp_path, inputs, message):
      r"\[inputs\] blocks: expr fails on .*in\.csv: Conversion Error"),
     # out of range after conversion: negative, or a fraction above 1 (a % column as fraction)
     ('blocks = { expr = "warps - 20", unit = "count" }',
-     r"\[inputs\] blocks is -4\.0 for row 3 \(line 4\) of .*in\.csv: must not be negative"),
+     r"\[inputs\] blocks is -4\.0 at line 4 of .*in\.csv: must not be negative"),
     ('l2_hit_rate = { column = "hit_pct", unit = "fraction" }',
-     r"\[inputs\] l2_hit_rate is 50\.0 for row 1 \(line 2\) of .*: must be a fraction in"),
+     r"\[inputs\] l2_hit_rate is 50\.0 at line 2 of .*: must be a fraction in"),
     ('achieved_occupancy = { expr = "hit_pct * 2", unit = "%" }',
-     r"\[inputs\] achieved_occupancy is 2\.0 \(200\.0 %\) for row 3 \(line 4\) of"),
+     r"\[inputs\] achieved_occupancy is 2\.0 \(200\.0 %\) at line 4 of"),
     # the name of a metric from a file column
     ('blocks = { expr = "warps", unit = "count" }\n[metrics.rename]\ntrans = "blocks"',
      r"\[inputs\] blocks would be stored under the name of metric 'blocks', which column "

@@ -32,6 +32,7 @@ copy of its programs.
 from __future__ import annotations
 
 import copy
+import difflib
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -185,7 +186,12 @@ def _resolve(name_or_path: str | Path, kind: str) -> Path:
         return path
     candidate = fixture_dir(kind) / f"{text}.toml"
     if not candidate.is_file():
-        raise ConfigError(f"no {kind[:-1]} named {text!r} (known: {', '.join(available(kind))})")
+        known = available(kind)
+        # difflib's nearest names first: 'gtx48' -> 'gtx480' (gpudb.store.names does the same
+        # for the database's names; sim stays free of gpudb)
+        close = difflib.get_close_matches(text, known, n=3)
+        guess = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+        raise ConfigError(f"no {kind[:-1]} named {text!r} ({guess}known: {', '.join(known)})")
     return candidate
 
 

@@ -103,5 +103,9 @@ def test_bad_kernels_name_the_field(body, message):
 def test_unknown_names_are_clear():
     with pytest.raises(ConfigError, match="no gpu named 'gtx9999'"):
         load_gpu("gtx9999")
+    # a near miss names the nearest shipped GPUs first, then every one
+    with pytest.raises(ConfigError, match=r"no gpu named 'gtx48' \(did you mean 'gtx480' or "
+                                          r"'gtx980'\? known: gtx1080ti-sim, gtx480, gtx980"):
+        load_gpu("gtx48")
     with pytest.raises(ConfigError, match="no kernel named"):
         load_suite("default").kernel("nope")

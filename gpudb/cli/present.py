@@ -178,23 +178,30 @@ def plot(obj: Context, name, list_plots, params, out, dpi, fmt):
 
 
 @cli.command()
-@click.option("--out", "out_dir", required=True, type=click.Path(),
-              help="Folder for report.html (made if missing).")
+@click.argument("folder", required=False, type=click.Path())
+@click.option("--out", "out_dir", type=click.Path(),
+              help="Folder for report.html (made if missing); the same as FOLDER.")
 @click.pass_obj
 @friendly_errors
-def report(obj: Context, out_dir):
-    """One self-contained HTML page of the database for a teammate's browser: its info, the
-    main stored analyses as tables and every plot that has data, the figures embedded
-    (matplotlib: pip install 'gpudb-dvfs[plot]').
+def report(obj: Context, folder, out_dir):
+    """One self-contained HTML page of the database for a teammate's browser, in FOLDER
+    (made if missing): a section per GPU, measured GPUs first (a measured GPU's opens with
+    its summary: runs, clock grid, the least-energy and least-EDP setting per kernel, each
+    predictor's accuracy), each with the GPU's figures and main stored analyses as tables;
+    the figures embedded (matplotlib: pip install 'gpudb-dvfs[plot]').
 
     Example:
 
     \b
-        gpudb --db lab.duckdb report --out lab-report
+        gpudb --db lab.duckdb report lab-report
         chromium lab-report/report.html
     """
     from gpudb.present.report import build
 
+    if folder and out_dir and folder != out_dir:
+        raise click.UsageError("give the folder once: FOLDER or --out, not both")
+    if not (folder or out_dir):
+        raise click.UsageError("missing the folder for report.html: gpudb report FOLDER")
     with obj.connection(read_only=True) as con:
-        path = build(con, obj.path, out_dir)
+        path = build(con, obj.path, folder or out_dir)
     echo(f"wrote {path}")

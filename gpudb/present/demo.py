@@ -21,6 +21,7 @@ from gpudb.analysis.verdict import (  # noqa: F401 - MATCH_*, verdict_rule: demo
     verdict_rule,
 )
 from gpudb.present.output import Fixed
+from gpudb.store.db import first_row
 
 FIGURES_DIR = "gpudb-figures"
 
@@ -165,7 +166,9 @@ def kernel_length_line(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
                        seed: int | None, scope_name: str) -> str:
     """One line: how long the kernels run (intervals at the highest core P-state, min-max and
     median, of how many warp instructions), on which seed, in which energy scope."""
-    row = con.execute("""
+    # first_row reads the result to its end: a result left open by fetchone() makes DuckDB
+    # refuse the connection's next query (the report runs its tables after this)
+    row = first_row(con.execute("""
         WITH per_kernel AS (
             SELECT c.kernel_id, count(*) AS n, any_value(r.interval_instructions) AS size
             FROM control_interval AS c JOIN run AS r USING (run_id)
@@ -174,7 +177,7 @@ def kernel_length_line(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
                                 WHERE t.gpu_id = c.gpu_id AND t.kernel_id = c.kernel_id)
             GROUP BY c.kernel_id)
         SELECT count(*), min(n), median(n), max(n), min(size), max(size) FROM per_kernel""",
-                      [gpu, suite, seed]).fetchone()
+                      [gpu, suite, seed]))
     kernels, low, mid, high, size, size_hi = row
     if not kernels:
         return ""

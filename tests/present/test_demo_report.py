@@ -227,11 +227,14 @@ def test_report_opens_with_the_demos_summary_then_figures_tables_database(summar
     page, found = summary_page
     assert [(s.gpu, s.suite, s.seed) for s in found] == [("gtx480", "tiny", 0)]
     sections = re.findall(r"<h2>([^<]*)</h2>", page)
-    assert sections == ["Summary", "Figures", "Tables", "Database"]
+    assert sections == ["tiny, tiny test GPU (measured)", "gtx480 (simulated)", "Database"]
     summary = found[0]
-    # the demo's own paragraph and tables, before the first figure
-    first_figure = page.index("<h2>Figures</h2>")
-    assert 0 < page.index(html.escape(summary.paragraph)) < first_figure
+    # the demo's own paragraph and tables open gtx480's section, before its first figure
+    start = page.index("<h2>gtx480 (simulated)</h2>")
+    first_figure = page.index("<h3>Figures</h3>", start)
+    assert re.findall(r"<h3>([^<]*)</h3>", page[start:first_figure]) == [
+        "gtx480, suite tiny, seed 0"]
+    assert start < page.index(html.escape(summary.paragraph)) < first_figure
     crisp = next(r for r in summary.savings.rows if r[0] == "crisp")
     at = page.index("<td>crisp</td>", page.index("EDP saving %"))
     assert at < first_figure
@@ -239,20 +242,22 @@ def test_report_opens_with_the_demos_summary_then_figures_tables_database(summar
     # the savings figure of the demo (guarded) and the papers' (unguarded), each with its line
     assert ("gpudb plot savings_summary -p gpu_id gtx480 -p suite tiny -p objective edp "
             "-p guard guarded -p scope chip") in page
-    assert "<code>gpudb plot savings_summary</code>" in page
+    assert "<code>gpudb plot savings_summary -p gpu_id gtx480</code>" in page
 
 
 def test_report_cuts_name_their_query_and_empty_tables_are_one_line(summary_page):
     page, _ = summary_page
-    tables = page[page.index("<h2>Tables</h2>"):page.index("<h2>Database</h2>")]
+    gtx480 = page[page.index("<h2>gtx480 (simulated)</h2>"):page.index("<h2>Database</h2>")]
+    tables = gtx480[gtx480.index("<h3>Tables</h3>"):]
     assert re.search(r"the mean over all kernels, \d+ of \d+ rows; the other \d+: "
-                     r"<code>gpudb query savings_summary -p scope chip</code>", tables)
+                     r"<code>gpudb query savings_summary -p scope chip -p gpu_id gtx480</code>",
+                     tables)
     assert re.search(r"each predictor over all targets, \d+ of \d+ rows; the other \d+: "
-                     r"<code>gpudb query mape_by_predictor</code>", tables)
+                     r"<code>gpudb query mape_by_predictor -p gpu_id gtx480</code>", tables)
     # no table without a value: wu_error_by_base (no wu model in query_db) is one line
     assert "<p class=\"cap\">wu_error_by_base" not in tables
     assert "<p class=\"cap\">savings_summary: Average savings" in tables
-    assert re.search(r"<li>wu_error_by_base: (no rows in this database|left out, its \d+ rows "
+    assert re.search(r"<li>wu_error_by_base: (no rows|left out, its \d+ rows "
                      r"have no value in any % column)", tables)
     assert "gpudb query</code>" not in page      # every cut names its query
 

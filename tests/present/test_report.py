@@ -55,12 +55,20 @@ def test_the_page_is_self_contained_with_a_png_per_plot_and_rows_in_every_table(
     parsed = Page()
     parsed.feed(page.read_text())
     assert parsed.links == []                      # nothing fetched from elsewhere
-    # every plot drawn but Wu's (no model trained in query_db) and the simulator's validation
-    # (no clones evaluated against a measured GPU there), which the page lists
+    # gtx480's section: every plot drawn but Wu's (no model trained in query_db), the
+    # simulator's validation (no clones evaluated against a measured GPU there) and the
+    # (core, memory) heat map (swept at one memory clock, below its highest), which the page
+    # lists; the measured GPU tiny's section (first) draws the heat map
     text = page.read_text()
-    assert len(parsed.images) == len(plots.registry()) - 2
-    assert "<li>wu_error_by_base: plot wu_error_by_base: no wu model" in text
-    assert "<li>sim_scaling: plot sim_scaling: query sim_scaling_curve has no rows" in text
+    gtx480 = text[text.index("<h2>gtx480 (simulated)</h2>"):text.index("<h2>Database</h2>")]
+    assert gtx480.count("<img ") == len(plots.registry()) - 3
+    assert "<li>error_by_setting: query error_by_setting has no rows for this GPU" in gtx480
+    tiny = text[:text.index("<h2>gtx480 (simulated)</h2>")]
+    assert "<img alt=\"error_by_setting\"" in tiny
+    assert "<li>wu_error_by_base: plot wu_error_by_base: no wu model" in gtx480
+    assert "<li>sim_scaling: plot sim_scaling: query sim_scaling_curve has no rows" in gtx480
+    assert text.index("<h2>tiny, tiny test GPU (measured)</h2>") < text.index(
+        "<h2>gtx480 (simulated)</h2>")
     for src in parsed.images:
         prefix = "data:image/png;base64,"
         assert src.startswith(prefix)
@@ -106,5 +114,5 @@ def test_out_naming_a_file_is_one_error_line_and_writes_nothing(query_db, tmp_pa
     target.write_text("a file")
     result = CliRunner().invoke(cli, ["--db", str(query_db), "report", "--out", str(target)])
     assert result.exit_code != 0
-    assert result.output == f"Error: --out {target} is a file, not a folder\n"
+    assert result.output == f"Error: {target} is a file, not a folder\n"
     assert target.read_text() == "a file" and sorted(tmp_path.iterdir()) == [target]

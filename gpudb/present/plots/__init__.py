@@ -260,7 +260,7 @@ def draw(con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, str],
         FigureCanvasAgg(figure)
         plot.draw(figure, data)
         shown = _set_title(figure, title)
-        _unclutter(figure)
+        unclutter(figure)
         caption = "; ".join(notes(figure))
         if caption:
             _caption(figure, caption)
@@ -298,7 +298,7 @@ def _overlapping(labels, renderer) -> bool:
                for a, b in zip(ticks, ticks[1:], strict=False))
 
 
-def _unclutter(figure) -> None:
+def unclutter(figure) -> None:
     """Laid out once at the figure's size: x tick labels that overlap are thinned to every
     k-th, and cell values (texts with gid 'cell') wider than their cell are left out, each
     with a note; nothing overlapping is left."""

@@ -86,7 +86,7 @@ def heatmap(ax, xs: Sequence[float], ys: Sequence[float], values: Sequence[Seque
         for i, row in enumerate(values):
             for j, v in enumerate(row):
                 if not math.isnan(v):
-                    # gid 'cell': left out when the cells are too narrow for it (plots._unclutter)
+                    # gid 'cell': left out when the cells are too narrow for it (plots.unclutter)
                     ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8,
                             color="white" if v < middle else "black", gid="cell")
     ax.figure.colorbar(image, ax=ax, label=label)

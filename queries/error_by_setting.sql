@@ -1,7 +1,8 @@
 /* Paper 003 figures 13-14 as a heat map: each predictor's error from one base (core, memory)
-   setting to every (core, memory) target, one row per predictor and target (mean absolute and
-   mean signed percentage error over the kernels, largest absolute error, kernels), then one
-   row per predictor with empty targets over all of them. The base setting itself is a target
+   setting to every (core, memory) target, one row per GPU, predictor and target (mean absolute
+   and mean signed percentage error over the kernels, largest absolute error, kernels), then
+   one row per GPU and predictor with empty targets over all of them (GPUs are never pooled:
+   their clock grids differ). The base setting itself is a target
    (paper 003 scores all 49 settings of its 7x7 grid); predictors that scale the core clock
    only have targets at the base memory clock.
    Parameters: :gpu_id         one GPU (default: every GPU)
@@ -16,7 +17,7 @@ WITH top AS (
     GROUP BY gpu_id
 ),
 scored AS (
-    SELECT e.predictor, e.target_core_mhz, e.target_mem_mhz, e.ape, e.pe, e.kernel_id
+    SELECT e.gpu_id, e.predictor, e.target_core_mhz, e.target_mem_mhz, e.ape, e.pe, e.kernel_id
     FROM setting_error AS e
     JOIN top AS t USING (gpu_id)
     WHERE e.base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), t.core_mhz)
@@ -26,6 +27,7 @@ scored AS (
       AND (CAST(:predictor AS TEXT) IS NULL OR e.predictor = CAST(:predictor AS TEXT))
 )
 SELECT
+    gpu_id,
     predictor,
     target_core_mhz,
     target_mem_mhz,
@@ -35,5 +37,6 @@ SELECT
     count(DISTINCT kernel_id) AS kernels,
     count(*) AS n
 FROM scored
-GROUP BY GROUPING SETS ((predictor, target_core_mhz, target_mem_mhz), (predictor))
-ORDER BY predictor, target_core_mhz NULLS LAST, target_mem_mhz NULLS LAST;
+GROUP BY GROUPING SETS ((gpu_id, predictor, target_core_mhz, target_mem_mhz),
+                        (gpu_id, predictor))
+ORDER BY gpu_id, predictor, target_core_mhz NULLS LAST, target_mem_mhz NULLS LAST;

@@ -1,6 +1,7 @@
-/* Signed mean percentage error per predictor and target core MHz: positive means the predictor
+/* Signed mean percentage error per GPU, predictor and target core MHz: positive means the predictor
    over-predicts the time (as paper 000 section 5.1 says STALL does at lower frequencies),
-   negative that it under-predicts. Also the share of predictions that are over.
+   negative that it under-predicts. Also the share of predictions that are over. GPUs are never
+   pooled: their clock grids differ.
    Parameters: :granularity  'run' (default) or 'interval'
                :base_mhz     base core MHz (default: each GPU's highest core P-state)
                :gpu_id       one GPU (default: every GPU)
@@ -15,7 +16,7 @@ WITH wu_pick AS (
            END AS model_id
 ),
 scored AS (
-    SELECT predictor, target_core_mhz, pe
+    SELECT gpu_id, predictor, target_core_mhz, pe
     FROM core_scaling_error
     WHERE granularity = coalesce(CAST(:granularity AS TEXT), 'run')
       AND base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), top_core_mhz)
@@ -25,6 +26,7 @@ scored AS (
       AND coalesce(model_id = (SELECT model_id FROM wu_pick), is_current, true)
 )
 SELECT
+    gpu_id,
     predictor,
     target_core_mhz,
     avg(pe) AS mean_error_pct,
@@ -33,5 +35,5 @@ SELECT
     avg(CAST(pe > 0 AS DOUBLE)) * 100.0 AS over_predicted_pct,
     count(*) AS n
 FROM scored
-GROUP BY predictor, target_core_mhz
-ORDER BY predictor, target_core_mhz;
+GROUP BY gpu_id, predictor, target_core_mhz
+ORDER BY gpu_id, predictor, target_core_mhz;

@@ -1,7 +1,7 @@
 /* Fraction of the potential savings a policy realises (paper 004 section 4.3 and figure 1):
    its saving of the objective's metric (energy for 'energy' and 'energy_perf', EDP, ED2P)
-   against the highest setting, over a bound's saving, per kernel, and overall (empty
-   kernel_id: total realised over total potential saving of the kernels, i.e. the mean saving
+   against the highest setting, over a bound's saving, per GPU and kernel, and per GPU overall
+   (empty kernel_id: total realised over total potential saving of the GPU's kernels, i.e. the mean saving
    over the mean potential, as paper 004's 65% of dynamic optimal and 75% of perfect
    memoryless, which are for the energy objective). The bounds:
    fraction_realised        over the dynamic optimal, stitched from the fixed runs with
@@ -89,6 +89,7 @@ saved AS (
      AND pm.policy = 'perfect_memoryless'
 )
 SELECT
+    gpu_id,
     policy,
     predictor,
     guard,
@@ -106,5 +107,6 @@ SELECT
     CASE WHEN count(potential_memoryless) = count(*)
          THEN sum(saving) / nullif(sum(potential_memoryless), 0) END AS fraction_of_memoryless
 FROM saved
-GROUP BY GROUPING SETS ((policy, predictor, guard, kernel_id), (policy, predictor, guard))
-ORDER BY kernel_id NULLS FIRST, policy, predictor, guard;
+GROUP BY GROUPING SETS ((gpu_id, policy, predictor, guard, kernel_id),
+                        (gpu_id, policy, predictor, guard))
+ORDER BY gpu_id, kernel_id NULLS FIRST, policy, predictor, guard;

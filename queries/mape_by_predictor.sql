@@ -1,7 +1,7 @@
 /* Accuracy per predictor and target setting (paper 000 figure 8): mean absolute percentage
    error, largest absolute percentage error and count of predictions with a known actual time,
-   per target core MHz and memory MHz; the row with an empty target is the predictor over all
-   targets. Predictions go from the base core MHz to every other core P-state at the base run's
+   per GPU, target core MHz and memory MHz; the row with an empty target is the predictor over
+   all of its GPU's targets (GPUs are never pooled: their clock grids differ). Predictions go from the base core MHz to every other core P-state at the base run's
    memory clock and SM count, so a GPU measured at several memory clocks has a base run and
    targets at each (Wu et al.'s model: kernels outside its training split only).
    Parameters: :granularity  'run' (default) or 'interval'
@@ -20,7 +20,7 @@ WITH wu_pick AS (
            END AS model_id
 ),
 scored AS (
-    SELECT predictor, target_core_mhz, target_mem_mhz, ape
+    SELECT gpu_id, predictor, target_core_mhz, target_mem_mhz, ape
     FROM core_scaling_error
     WHERE granularity = coalesce(CAST(:granularity AS TEXT), 'run')
       AND base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), top_core_mhz)
@@ -31,6 +31,7 @@ scored AS (
       AND coalesce(model_id = (SELECT model_id FROM wu_pick), is_current, true)
 )
 SELECT
+    gpu_id,
     predictor,
     target_core_mhz,
     target_mem_mhz,
@@ -38,5 +39,6 @@ SELECT
     max(ape) AS max_ape_pct,
     count(*) AS n
 FROM scored
-GROUP BY GROUPING SETS ((predictor, target_core_mhz, target_mem_mhz), (predictor))
-ORDER BY predictor, target_core_mhz NULLS LAST, target_mem_mhz NULLS LAST;
+GROUP BY GROUPING SETS ((gpu_id, predictor, target_core_mhz, target_mem_mhz),
+                        (gpu_id, predictor))
+ORDER BY gpu_id, predictor, target_core_mhz NULLS LAST, target_mem_mhz NULLS LAST;

@@ -1,6 +1,6 @@
-/* Average savings per kernel category and control policy against always running at the
+/* Average savings per GPU, kernel category and control policy against always running at the
    highest core P-state (paper 000 figures 11-12: EDP and ED2P reduction by benchmark class),
-   from control_result; the category 'all' averages every kernel. Savings are positive when
+   from control_result; the category 'all' averages every kernel of the GPU. Savings are positive when
    the policy is better; time_change_pct is the slowdown. Beside the means: the worst kernel's
    EDP saving and slowdown, and the mean number of P-state switches, so a mean that hides a
    harmful controller shows it. Over several seeds the means are over every kernel and seed
@@ -42,7 +42,7 @@ baseline AS (
 ),
 per_kernel AS (
     SELECT
-        r.policy, r.predictor, r.guard, k.category, r.switches,
+        r.gpu_id, r.policy, r.predictor, r.guard, k.category, r.switches,
         100.0 * (r.time_ns / b.time_ns - 1.0) AS time_change_pct,
         100.0 * (1.0 - r.energy_j / b.energy_j) AS energy_saving_pct,
         100.0 * (1.0 - (r.energy_j * r.time_ns) / (b.energy_j * b.time_ns)) AS edp_saving_pct,
@@ -53,6 +53,7 @@ per_kernel AS (
     JOIN kernel AS k USING (kernel_id)
 )
 SELECT
+    gpu_id,
     policy,
     predictor,
     guard,
@@ -66,5 +67,6 @@ SELECT
     max(time_change_pct) AS worst_time_change_pct,
     avg(switches) AS switches
 FROM per_kernel
-GROUP BY GROUPING SETS ((policy, predictor, guard, category), (policy, predictor, guard))
-ORDER BY policy, predictor, guard, category NULLS LAST;
+GROUP BY GROUPING SETS ((gpu_id, policy, predictor, guard, category),
+                        (gpu_id, policy, predictor, guard))
+ORDER BY gpu_id, policy, predictor, guard, category NULLS LAST;

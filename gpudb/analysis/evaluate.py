@@ -211,7 +211,11 @@ def accuracy_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
     params = {"gpu_id": gpu, "suite": suite, "granularity": granularity,
               "base_mhz": None if base_mhz is None else str(base_mhz),
               "seed": None if seed is None else str(seed)}
-    columns, rows = run_query(con, "mape_by_predictor", params)
+    columns, found = run_query(con, "mape_by_predictor", params)
+    # read by name: the query leads with gpu_id, one GPU here
+    rows = [(r["predictor"], r["target_core_mhz"], r["target_mem_mhz"], r["mape_pct"],
+             r["max_ape_pct"], r["n"]) for r in (dict(zip(columns, x, strict=True))
+                                                  for x in found)]
     by = {(r[0], r[1], r[2]): r for r in rows}
     targets = sorted({(r[1], r[2]) for r in rows if r[1] is not None}, reverse=True)
     several_mem = len({mem for _, mem in targets}) > 1
@@ -258,10 +262,10 @@ def control_table(con: duckdb.DuckDBPyConnection, gpu: str, suite: str, objectiv
     at = {c: i for i, c in enumerate(columns)}
     fcols, fractions = run_query(con, "fraction_of_potential", params)
     f_at = {c: i for i, c in enumerate(fcols)}
-    fraction = {(r[0], r[1], r[2]): tuple(r[f_at[c]] for c in (
-        "fraction_realised", "fraction_of_run_bound", "fraction_of_achievable",
-        "fraction_of_memoryless"))
-        for r in fractions if r[f_at["kernel_id"]] is None}
+    fraction = {(r[f_at["policy"]], r[f_at["predictor"]], r[f_at["guard"]]):
+                tuple(r[f_at[c]] for c in ("fraction_realised", "fraction_of_run_bound",
+                                           "fraction_of_achievable", "fraction_of_memoryless"))
+                for r in fractions if r[f_at["kernel_id"]] is None}
     order = {p: i for i, p in enumerate((*names(replayable=True), "oracle"))}
     out = []
     for row in rows:

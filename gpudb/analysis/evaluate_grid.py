@@ -98,13 +98,17 @@ def grid_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
     # the heat map (paper 003 figure 13) of the first Wang & Chu variant present
     shown = next((p for p in ("wangchu", "wangchu_scaled", "wangchu_fit") if p in present),
                  None)
-    _, cells = run_query(con, "error_by_setting", {**params, "predictor": shown}) \
-        if shown else (None, [])
-    mems = sorted({r[2] for r in cells if r[2] is not None})
-    by = {(r[1], r[2]): r[3] for r in cells if r[1] is not None}
+    columns, found = run_query(con, "error_by_setting", {**params, "predictor": shown}) \
+        if shown else ([], [])
+    # MAPE % by (target core MHz, target memory MHz), read by name (the query leads with
+    # gpu_id); the overall row, without a target, is not a cell
+    by = {(r["target_core_mhz"], r["target_mem_mhz"]): r["mape_pct"]
+          for r in (dict(zip(columns, x, strict=True)) for x in found)
+          if r["target_core_mhz"] is not None}
+    mems = sorted({m for _, m in by})
     heat = Table([f"{shown or 'wangchu'}_core_mhz"] + [f"mem_{m:g}_mhz_pct" for m in mems],
                  [tuple([c] + [by.get((c, m)) for m in mems])
-                  for c in sorted({r[1] for r in cells if r[1] is not None})])
+                  for c in sorted({c for c, _ in by})])
     regimes = dict(con.execute(f"""
         SELECT i.kernel_id, wangchu_regime({', '.join('i.' + c for c in COUNTER_ARGS)},
                c.dm_lat_slope, c.dm_lat_intercept, c.dm_del, c.l2_lat, c.l2_del, c.sh_lat,

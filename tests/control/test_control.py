@@ -203,7 +203,8 @@ def test_savings_queries_on_the_fixture(hand_db):
     assert overall[("dynamic_optimal", "", "")] == pytest.approx(1.0)
     assert overall[("replay", "oracle", "paper")] == pytest.approx((1 - 33 / 30) / (1 - 23 / 30))
     summary_at = {c: i for i, c in enumerate(summary_cols)}
-    worst = {(r[0], r[1], r[2]): r[summary_at["worst_edp_saving_pct"]] for r in summary
+    worst = {(r[summary_at["policy"]], r[summary_at["predictor"]], r[summary_at["guard"]]):
+             r[summary_at["worst_edp_saving_pct"]] for r in summary
              if r[summary_at["category"]] == "all"}
     # EDP of the guarded oracle: 31 J x 34 ns against 30 J x 30 ns
     assert worst[("replay", "oracle", "guarded")] == pytest.approx(100 * (1 - 31 * 34 / 900))

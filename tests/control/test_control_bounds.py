@@ -109,9 +109,10 @@ def test_savings_and_fraction_of_potential_by_hand_in_both_scopes(scope_db):
     # no closed-loop run of the schedule on a hand-made GPU: no run bound
     assert row[at["fraction_of_run_bound"]] is None
     # in the run's scope nothing beats 700 MHz: no potential, no fraction
-    run_overall = {(r[0], r[2]): r for r in run_rows if r[3] is None}
-    assert run_overall[("dynamic_optimal", "")][5] == pytest.approx(0.0)
-    assert run_overall[("dynamic_optimal", "")][6] is None
+    run_overall = {(r[at["policy"]], r[at["guard"]]): r for r in run_rows
+                   if r[at["kernel_id"]] is None}
+    assert run_overall[("dynamic_optimal", "")][at["potential_pct"]] == pytest.approx(0.0)
+    assert run_overall[("dynamic_optimal", "")][at["fraction_realised"]] is None
 
 
 SUITE = """

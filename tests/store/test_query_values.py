@@ -295,3 +295,150 @@ def test_prediction_curve_by_hand(db):
     assert [(r["kernel_id"], r["target_core_mhz"], r["actual_ns"], r["proportional_ns"])
             for r in rows] == [("hq/a", 800, 20, 16), ("hq/a", 400, 32, 32),
                                ("hq/b", 800, 20, 20), ("hq/b", 400, 40, 40)]
+
+
+# A second pair of GPUs whose rows must never pool with the first: 'tiny2' is measured with
+# the same kernel ids as 'tiny' (suite tiny) on another grid (600 and 1200 MHz core, 800 MHz
+# memory); 'hq2' has hq's kernel ids on another grid (600 and 1200 MHz) where kernel a, like
+# b, never gains from the lower clock.
+TINY2_CSV = """kernel,core_mhz,mem_mhz,time_ms,power_w
+alpha,600,800,4.0,100
+alpha,1200,800,2.5,200
+beta,600,800,9.0,50
+beta,1200,800,4.0,90
+"""
+HQ2_OUTCOMES = {
+    "a": {1200: [(10, 10), (10, 10)], 600: [(20, 11), (20, 11)]},
+    "b": {1200: [(10, 10), (10, 10)], 600: [(20, 11), (20, 11)]},
+}
+
+
+def add_hand_gpu(con, gpu_id: str, outcomes: dict) -> None:
+    """A hand-made simulated-looking GPU like 'hq' (one SM, board energy only, 1 ns
+    switches) with the kernels hq/a and hq/b at the core MHz of ``outcomes``; the kernel rows
+    are added once, by the first GPU."""
+    top = max(outcomes["a"])
+    con.execute(f"""
+        INSERT INTO gpu VALUES ('{gpu_id}', 'hand-made GPU', 1, 48, 8, {top}, 924,
+            '{{"core": {{"switch_ns": 1}}, "memory": {{"l2_latency_ns": 200,
+              "dram_latency_ns": 50, "dram_latency_mem_cycles": 92.4}}}}');
+        INSERT INTO pstate VALUES ('{gpu_id}', 'mem', 924, NULL)""")
+    for mhz in outcomes["a"]:
+        con.execute("INSERT INTO pstate VALUES (?, 'core', ?, ?)", [gpu_id, mhz, mhz / top])
+    for kernel, by_mhz in outcomes.items():
+        con.execute("INSERT INTO kernel VALUES (?, ?, 'hq', ?, 'hand-made (synthetic)', NULL) "
+                    "ON CONFLICT DO NOTHING", [f"hq/{kernel}", kernel, CATEGORY[kernel]])
+        for mhz, rows in by_mhz.items():
+            run_id = f"{gpu_id}-{kernel}-{mhz}"
+            con.execute(
+                "INSERT INTO run (run_id, experiment_id, source, kernel_id, gpu_id, policy, "
+                "core_mhz, mem_mhz, n_sm, ctas_per_sm, interval_instructions, seed, time_ns, "
+                "energy_j, instructions, created_at) VALUES (?, 'e', 'sim', ?, ?, 'fixed', "
+                "?, 924, 1, 8, 100, 0, ?, ?, 200, now())",
+                [run_id, f"hq/{kernel}", gpu_id, mhz, sum(t for t, _ in rows),
+                 sum(e for _, e in rows)])
+            for idx, (t, e) in enumerate(rows):
+                con.execute(
+                    "INSERT INTO interval (run_id, idx, core_mhz, mem_mhz, ctas_per_sm, "
+                    "start_ns, time_ns, cycles, instructions, core_dynamic_j, core_static_j, "
+                    "dram_dynamic_j, dram_static_j, other_j) "
+                    "VALUES (?, ?, ?, 924, 8, 0, ?, ?, 100, 0, 0, 0, 0, ?)",
+                    [run_id, idx, mhz, t, t * mhz / 1000, e])
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory):
+    """A read-only connection to a file with four GPUs in two look-alike pairs: tiny and
+    tiny2 (measured), hq and hq2 (hand-made), each pair sharing its kernel ids."""
+    tmp = tmp_path_factory.mktemp("two_gpus")
+    (tmp / "tiny.csv").write_text(TINY_CSV)
+    (tmp / "tiny.toml").write_text(TINY_MAPPING)
+    (tmp / "tiny2.csv").write_text(TINY2_CSV)
+    (tmp / "tiny2.toml").write_text(TINY_MAPPING.replace('gpu_id = "tiny"', 'gpu_id = "tiny2"'))
+    path = tmp / "two.duckdb"
+    con = gpudb.connect(path)
+    ingest(con, [tmp / "tiny.csv"], load_mapping(tmp / "tiny.toml"))
+    ingest(con, [tmp / "tiny2.csv"], load_mapping(tmp / "tiny2.toml"))
+    con.execute("INSERT INTO experiment VALUES ('e', 'e', NULL, now(), NULL, NULL, NULL, NULL)")
+    add_hand_gpu(con, "hq", OUTCOMES)
+    add_hand_gpu(con, "hq2", HQ2_OUTCOMES)
+    evaluate(con, ["oracle"], ["edp"], guards=(PAPER,))
+    con.close()
+    con = gpudb.connect(path, read_only=True)
+    yield con
+    con.close()
+
+
+# the queries over runs and control results that aggregate per GPU (quick ones: the accuracy
+# queries, a second each, are checked by hand below)
+PER_GPU = [("savings", {"objective": "edp"}), ("savings_summary", {"objective": "edp"}),
+           ("fraction_of_potential", {"objective": "edp"}), ("static_optimal_run", {}),
+           ("best_setting", {}), ("run_by_setting", {}), ("clock_trace", {}),
+           ("interval_shares", {})]
+
+
+@pytest.mark.parametrize("name, params", PER_GPU)
+def test_every_aggregate_leads_with_gpu_id_and_never_pools_gpus(two, name, params):
+    columns, rows = run_query(two, name, params)
+    assert columns[0] == "gpu_id"
+    # each GPU's rows are exactly those of the query on that GPU alone: none mixes GPUs
+    gpus = sorted({r[0] for r in rows})
+    assert None not in gpus and len(gpus) >= 2, gpus
+    for gpu in gpus:
+        _, alone = run_query(two, name, {**params, "gpu_id": gpu})
+        assert [r for r in rows if r[0] == gpu] == alone, gpu
+
+
+def test_accuracy_queries_per_gpu_by_hand(two):
+    # tiny2 from 1200 MHz to 600, proportional doubles the time: alpha 2.5 -> 5.0 (actual
+    # 4.0: +25%), beta 4.0 -> 8.0 (9.0: -11.1%). tiny keeps its own figures (from 1000 to
+    # 500: only beta at 800 MHz memory misses, +10%: MAPE 2.5%, n 4): pooled, n would be 6.
+    beta = 100 * (8.0 - 9.0) / 9.0
+    columns, found = run_query(two, "mape_by_predictor", {})
+    assert columns[:2] == ["gpu_id", "predictor"]
+    rows = [dict(zip(columns, r, strict=True)) for r in found]
+    overall = {r["gpu_id"]: r for r in rows
+               if r["predictor"] == "proportional" and r["target_core_mhz"] is None}
+    assert overall["tiny2"]["n"] == 2 and overall["tiny"]["n"] == 4
+    assert overall["tiny2"]["mape_pct"] == pytest.approx((25.0 - beta) / 2)
+    assert overall["tiny"]["mape_pct"] == pytest.approx(2.5)
+    # hq from 800 to 400 (a +25%, b exact); hq2 from 1200 to 600 exact for both
+    assert overall["hq"]["mape_pct"] == pytest.approx(12.5)
+    assert overall["hq2"]["mape_pct"] == pytest.approx(0.0)
+    rows = query(two, "error_by_target")
+    assert list(rows[0])[:2] == ["gpu_id", "predictor"]
+    targets = {(r["gpu_id"], r["target_core_mhz"]): r for r in rows
+               if r["predictor"] == "proportional"}
+    assert set(targets) == {("tiny", 500), ("tiny2", 600), ("hq", 400), ("hq2", 600)}
+    assert targets[("tiny2", 600)]["mean_error_pct"] == pytest.approx((25.0 + beta) / 2)
+    assert targets[("tiny2", 600)]["n"] == 2
+    assert targets[("hq2", 600)]["n"] == 2 and targets[("hq2", 600)]["max_error_pct"] == 0
+    rows = query(two, "error_by_setting", predictor="proportional")
+    assert list(rows[0])[:2] == ["gpu_id", "predictor"]
+    cells = {(r["gpu_id"], r["target_core_mhz"], r["target_mem_mhz"]): r for r in rows}
+    # the base itself is a target (exact); tiny2's 600 MHz cell is its two kernels' errors
+    assert cells[("tiny2", 600, 800)]["mape_pct"] == pytest.approx((25.0 - beta) / 2)
+    assert cells[("tiny2", 600, 800)]["kernels"] == 2
+    assert cells[("tiny2", None, None)]["n"] == 4
+    assert not any(g == "tiny2" and c in (500, 1000) for g, c, _ in cells)
+
+
+def test_control_summaries_per_gpu_by_hand(two):
+    # hq: the dynamic optimal saves kernel a 12% EDP, b nothing (mean 6%); on hq2 neither
+    # kernel gains (EDP 440 at 600 MHz against 400), so its mean is 0 over 2 kernels, not
+    # 3% over 4
+    rows = query(two, "savings_summary", objective="edp")
+    dyn = {r["gpu_id"]: r for r in rows
+           if r["policy"] == "dynamic_optimal" and r["category"] == "all"}
+    assert set(dyn) == {"hq", "hq2"}
+    assert (dyn["hq"]["kernels"], dyn["hq2"]["kernels"]) == (2, 2)
+    assert dyn["hq"]["edp_saving_pct"] == pytest.approx(6.0)
+    assert dyn["hq2"]["edp_saving_pct"] == pytest.approx(0.0)
+    # hq2 has no potential at all: no fraction rather than hq's pooled into it
+    rows = query(two, "fraction_of_potential", objective="edp")
+    overall = {r["gpu_id"]: r for r in rows
+               if r["policy"] == "replay" and r["kernel_id"] is None}
+    assert overall["hq"]["fraction_realised"] == pytest.approx((1 - 31 * 22.6 / 400) / 0.12)
+    assert overall["hq"]["potential_pct"] == pytest.approx(6.0)
+    assert overall["hq2"]["fraction_realised"] is None
+    assert overall["hq2"]["potential_pct"] == pytest.approx(0.0)

@@ -377,7 +377,8 @@ def test_prediction_and_the_queries_take_the_latest_model_or_the_one_named(toy_d
     def wu_mape(**params):
         columns, rows = run_query(con, "mape_by_predictor", {"gpu_id": "toy", **params})
         overall = [dict(zip(columns, r, strict=True)) for r in rows
-                   if r[0] == "wu" and r[columns.index("target_core_mhz")] is None]
+                   if r[columns.index("predictor")] == "wu"
+                   and r[columns.index("target_core_mhz")] is None]
         assert len(overall) == 1 and overall[0]["n"] == 3
         return overall[0]["mape_pct"]
 
@@ -388,7 +389,8 @@ def test_prediction_and_the_queries_take_the_latest_model_or_the_one_named(toy_d
     assert wu_mape(model_id=second.model_id) == pytest.approx(expected[second.model_id])
     assert wu_mape(model_id=first.model_id) == pytest.approx(expected[first.model_id])
     columns, rows = run_query(con, "error_by_target", {"model_id": first.model_id})
-    [wu_row] = [dict(zip(columns, r, strict=True)) for r in rows if r[0] == "wu"]
+    [wu_row] = [dict(zip(columns, r, strict=True)) for r in rows
+               if r[columns.index("predictor")] == "wu"]
     assert wu_row["n"] == 3
     assert wu_row["mean_error_pct"] == pytest.approx(signed[first.model_id])
     columns, rows = run_query(con, "mape_by_kernel", {"model_id": first.model_id})

@@ -133,10 +133,9 @@ def fetch_results(con: duckdb.DuckDBPyConnection, plot: Plot,
             raise GpudbError(f"plot {plot.name}: {option} must be one of "
                              f"{', '.join(allowed)} (got {value!r})")
 
-    def run(name: str, gpu_id: str | None = None) -> Result:
+    def run(name: str) -> Result:
         query = get_query(name)
-        given = {**values, **({"gpu_id": gpu_id} if gpu_id else {})}
-        columns, rows = run_query(con, name, {p: given[p] for p in query.params if p in given})
+        columns, rows = run_query(con, name, {p: values[p] for p in query.params if p in values})
         # every string from the file drawn escaped (gpudb.present.output.printable), like a
         # table cell
         return Result(columns, [tuple(printable(v) if isinstance(v, str) else v for v in row)
@@ -152,22 +151,17 @@ def fetch_results(con: duckdb.DuckDBPyConnection, plot: Plot,
 
 
 def one_gpu(con: duckdb.DuckDBPyConnection, plot: Plot,
-            run: Callable[..., Result]) -> str | None:
-    """The one GPU the plot's first query has rows of (None when it has none): a file of one
-    GPU needs no query; else the query's gpu_id column, or where a query has none, its rows
-    GPU by GPU. Rows of several GPUs are a GpudbError naming them, since their clock grids and
-    kernels would share one axis."""
+            run: Callable[[str], Result]) -> str | None:
+    """The one GPU the plot's first query has rows of (its gpu_id column; None when it has
+    none); a file of one GPU needs no query. Rows of several GPUs are a GpudbError naming
+    them, since their clock grids and kernels would share one axis."""
     held = [r[0] for r in con.execute(
         "SELECT DISTINCT gpu_id FROM run ORDER BY gpu_id").fetchall()]
     if len(held) <= 1:
         return held[0] if held else None
-    first = plot.queries[0]
-    pooled = run(first)
-    if "gpu_id" in pooled.columns:
-        at = pooled.columns.index("gpu_id")
-        found = sorted({row[at] for row in pooled.rows if row[at] is not None})
-    else:
-        found = [g for g in held if run(first, g).rows]
+    pooled = run(plot.queries[0])
+    at = pooled.columns.index("gpu_id")  # every plot's first query leads with it
+    found = sorted({row[at] for row in pooled.rows if row[at] is not None})
     if len(found) > 1:
         from gpudb.present.output import printable
 

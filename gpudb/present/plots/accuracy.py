@@ -39,7 +39,6 @@ class TargetError:
 
 def error_by_target_data(results: Mapping[str, Result], params) -> TargetError:
     rows = results["error_by_target"].records()
-    rows = [r for r in rows if r["gpu_id"] == rows[0]["gpu_id"]]  # without -p gpu_id, the first
     targets = sorted({r["target_core_mhz"] for r in rows})
     at = {(r["predictor"], r["target_core_mhz"]): r for r in rows}
     predictors = ordered(r["predictor"] for r in rows)

@@ -48,7 +48,6 @@ ERROR_COLUMN = {"mape": ("mape_pct", "MAPE (%)"),
 
 def error_by_setting_data(results: Mapping[str, Result], params) -> list[Heat]:
     rows = results["error_by_setting"].records()
-    rows = [r for r in rows if r["gpu_id"] == rows[0]["gpu_id"]]  # without -p gpu_id, the first
     # without -p predictor the first (in table order) with targets at several memory clocks
     predictors = ordered({r["predictor"] for r in rows})
     by = {p: [r for r in rows if r["predictor"] == p and r["target_core_mhz"] is not None]

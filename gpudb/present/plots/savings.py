@@ -87,7 +87,6 @@ class Savings:
 
 def savings_data(results: Mapping[str, Result], params) -> Savings:
     rows = results["savings_summary"].records()
-    rows = [r for r in rows if r["gpu_id"] == rows[0]["gpu_id"]]  # without -p gpu_id, the first
     metric = METRIC[_objective(params)]
     column = f"{metric}_saving_pct"
     categories = sorted({r["category"] for r in rows} - {"all"}) + ["all"]
@@ -149,7 +148,6 @@ class Fraction:
 
 def fraction_data(results: Mapping[str, Result], params) -> Fraction:
     rows = results["fraction_of_potential"].records()
-    rows = [r for r in rows if r["gpu_id"] == rows[0]["gpu_id"]]  # without -p gpu_id, the first
     guards = {r["guard"] for r in rows if r["policy"] == "replay"}
     overall = {_label(r, guards): number(r["fraction_realised"])
                for r in rows if r["kernel_id"] is None}

@@ -39,9 +39,11 @@ def wu_db(tmp_path_factory):
 
 
 def data_and_rows(path, name, params=None, query=None):
-    """(the plot's data, the rows of its query run on its own with the same parameters)."""
+    """(the plot's data, the rows of its query run on its own with the same parameters);
+    query_db holds two GPUs, so a figure of it draws gtx480's unless ``params`` say."""
     plot = plots.get(name)
     con = gpudb.connect(path, read_only=True)
+    params = {"gpu_id": "gtx480", **(params or {})} if path.name == "query.duckdb" else params
     try:
         results, values = plots.fetch_results(con, plot, params or {})
         query = query or plot.queries[0]
@@ -61,9 +63,8 @@ def same(a, b) -> bool:
 
 def test_error_by_target_data_is_the_query(query_db):
     data, rows = data_and_rows(query_db, "error_by_target")
-    # query_db has two GPUs (tiny, gtx480): without -p gpu_id the plot draws the first alone
-    assert rows[0]["gpu_id"] == "gtx480" and {r["gpu_id"] for r in rows} == {"gtx480", "tiny"}
-    rows = [r for r in rows if r["gpu_id"] == "gtx480"]
+    # query_db has two GPUs (tiny, gtx480): the figure and the query gtx480's alone
+    assert {r["gpu_id"] for r in rows} == {"gtx480"}
     assert data.targets_mhz == sorted({r["target_core_mhz"] for r in rows})
     cells = 0
     for r in rows:
@@ -155,9 +156,14 @@ def test_equalizer_data_is_the_query_with_the_papers_figures(query_db):
 
 
 def test_error_by_setting_data_is_the_query(query_db):
-    data, rows = data_and_rows(query_db, "error_by_setting", {"metric": "mean_error"})
+    # the tiny measured GPU: its 2x2 grid of core and memory clocks
+    data, rows = data_and_rows(query_db, "error_by_setting",
+                               {"metric": "mean_error", "gpu_id": "tiny"})
     heat = data[0]
-    predictor = heat.title.split(":")[0]
+    # titled 'GPU: PREDICTOR's LABEL by target setting'
+    assert heat.title.startswith("tiny: ") and heat.title.endswith(
+        "'s mean signed error (%) by target setting")
+    predictor = heat.title.removeprefix("tiny: ").split("'s ")[0]
     mine = [r for r in rows if r["predictor"] == predictor and r["target_core_mhz"] is not None]
     assert heat.xs == sorted({r["target_core_mhz"] for r in mine})
     assert heat.ys == sorted({r["target_mem_mhz"] for r in mine})
@@ -206,7 +212,9 @@ def test_every_plot_renders_a_png(query_db, wu_db, tmp_path):
         out = tmp_path / f"{name}.png"
         con = gpudb.connect(db, read_only=True)
         try:
-            plots.render(con, name, {}, out)
+            # error_by_setting needs a memory grid: the tiny measured GPU's
+            gpu = {"error_by_setting": "tiny"}.get(name, "gtx480")
+            plots.render(con, name, {} if db == wu_db else {"gpu_id": gpu}, out)
         finally:
             con.close()
         assert out.read_bytes()[:8] == PNG and out.stat().st_size > 1000, name
@@ -227,7 +235,7 @@ def test_plot_command_lists_the_plots_and_writes_svg(query_db, tmp_path):
     assert "paper 000 figure 8" in listed.output
     out = tmp_path / "trace.svg"
     result = invoke("--db", query_db, "plot", "clock_trace", "-p", "kernel_id", "tiny/alu",
-                    "--out", out)
+                    "--gpu", "gtx480", "--out", out)
     assert result.exit_code == 0, result.output
     assert out.read_text().lstrip().startswith("<?xml") and "<svg" in out.read_text()
     assert "Example:" in invoke("plot", "--help").output
@@ -238,6 +246,11 @@ def test_plot_command_lists_the_plots_and_writes_svg(query_db, tmp_path):
     (["error_by_target", "--out", "{tmp}/nowhere/f.png"], "no folder"),
     (["error_by_target"], "--out FILE is required"),
     (["nope", "--out", "{tmp}/f.png"], "no plot 'nope' (see `gpudb plot --list`)"),
+    (["mape_by_kernl", "--out", "{tmp}/f.png"],
+     "no plot 'mape_by_kernl' (did you mean mape_by_kernel? see `gpudb plot --list`)"),
+    (["mape_by_kernel", "--out", "{tmp}/f.png"],
+     "plot mape_by_kernel: this file has rows of 2 GPUs for it (gtx480, tiny); draw one with "
+     "--gpu GPU (e.g. --gpu gtx480)"),
     (["error_by_target", "-p", "colour", "red", "--out", "{tmp}/f.png"],
      "plot error_by_target has no parameter 'colour'"),
     (["run_by_setting", "-p", "metric", "speed", "--out", "{tmp}/f.png"],
@@ -377,9 +390,11 @@ def _hand_made_savings(guard):
 
 
 @pytest.mark.parametrize("guard, words", [
-    ("guarded", "of gpudb's guarded controllers (-p guard guarded)"),
-    ("paper", "of the papers' controllers, unguarded (-p guard paper)")])
-def test_savings_title_names_the_guard_and_the_axis_keeps_the_papers_markers(guard, words):
+    ("guarded", "gpudb's guarded controllers"),
+    ("paper", "the papers' controllers, unguarded")])
+def test_savings_caption_names_the_guard_and_the_axis_keeps_the_papers_markers(guard, words):
+    """Issue 38: the title is neutral (no paper figure, no -p flag); the guard, the energy
+    scope and the axis cut are in the caption's notes."""
     from matplotlib.figure import Figure
 
     from gpudb.present.plots.savings import (
@@ -389,13 +404,14 @@ def test_savings_title_names_the_guard_and_the_axis_keeps_the_papers_markers(gua
     )
 
     data = savings_data(_hand_made_savings(guard),
-                        {"guard": guard, "scope": "chip", "objective": "edp"})
+                        {"guard": guard, "scope": "chip", "objective": "edp", "gpu_id": "g"})
     figure = Figure()
     draw_savings(figure, data)
     ax = figure.axes[0]
-    title = ax.get_title()
-    assert title.startswith(f"EDP saving per category (paper 000 figure 11) {words},\n"
-                            "chip energy, the papers' scope (-p scope chip)")
+    assert ax.get_title() == "g: EDP saving per kernel category"
+    caption = plots.notes(figure)
+    assert caption[0] == (f"bars: {words}, in chip energy (the papers' scope); lines: the "
+                          "offline bounds")
     # -550 is beyond the far-out fence (quartiles 0 and 5): the axis spans zero to the
     # highest of the kept savings, the bound (13) and paper 000's figures, padded by 8%
     paper = [PAPER_000_SAVING_PCT["edp"][p] for p in data.paper_pct]
@@ -403,7 +419,9 @@ def test_savings_title_names_the_guard_and_the_axis_keeps_the_papers_markers(gua
     assert ax.get_ylim() == pytest.approx((-0.08 * high, 1.08 * high))
     assert all(ax.get_ylim()[0] <= v <= ax.get_ylim()[1] for v in paper)
     assert [t.get_text() for t in _edge_texts(ax)] == ["-550"]
-    assert title.endswith("1 savings beyond it, a triangle at the edge with the farthest value")
+    low, high = ax.get_ylim()
+    assert caption[1] == (f"axis cut at {low:.3g} to {high:.3g}: 1 savings beyond it, each a "
+                          "triangle at the edge with the farthest value")
 
 
 def test_clock_trace_names_its_guard_and_shares_one_time_axis(query_db):
@@ -414,12 +432,12 @@ def test_clock_trace_names_its_guard_and_shares_one_time_axis(query_db):
 
     data, _ = data_and_rows(query_db, "clock_trace",
                             {"kernel_id": "tiny/mem", "predictor": "crisp"})
-    assert data.title.startswith(
-        "tiny/mem on gtx480: core clock per interval of crisp's controller as the papers give "
-        "it, unguarded (-p guard paper),\nabove the offline policies' (black), minimising EDP "
-        "in chip energy (-p scope chip)")
+    assert data.title == "tiny/mem on gtx480: core clock per interval"
     figure = Figure()
     draw_clock_trace(figure, data)
+    assert plots.notes(figure) == [
+        "coloured: crisp's controller as the papers give it, unguarded; black: the offline "
+        "policies; minimising EDP in chip energy"]
     trace, shares = figure.axes
     assert trace.get_shared_x_axes().joined(trace, shares)
     assert trace.get_xlim() == shares.get_xlim()
@@ -438,7 +456,8 @@ def test_error_by_target_legend_quotes_no_mape_beside_signed_bars(query_db, tmp_
     ax = figure.axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == list(data.mean_pct)
     assert ax.get_ylabel() == "signed time prediction error (%)"
-    assert "paper 000's MAPE: mape_by_kernel" in ax.get_title()
+    assert ax.get_title() == "gtx480: time prediction error by target core clock"
+    assert plots.notes(figure)[0].startswith("bars: signed mean error over the kernels")
 
 
 def test_fraction_axis_cuts_losses_beyond_the_whole_potential_at_minus_one():
@@ -463,4 +482,6 @@ def test_fraction_axis_cuts_losses_beyond_the_whole_potential_at_minus_one():
     # lead's -4.8 is cut at -1: the axis spans -1..1 padded by 8% of 2
     assert top.get_ylim() == pytest.approx((-1.16, 1.16))
     assert [t.get_text() for t in _edge_texts(top)] == ["-4.80"]
-    assert "by the papers' controllers, unguarded (-p guard paper)" in top.get_title()
+    assert top.get_title() == "Fraction of the dynamic-optimal energy saving realised"
+    assert plots.notes(figure)[0] == "the papers' controllers, unguarded, in chip energy (the " \
+        "papers' scope)"

@@ -5,17 +5,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpudb.predictors import registry
-from gpudb.present.plots import Plot, Result
+from gpudb.present.plots import Plot, Result, add_note
 from gpudb.present.plots.common import (
     clip_note,
     grouped_bars,
     mark_clipped,
+    name_key,
     number,
+    on_gpu,
     ordered,
     robust_limits,
+    short_labels,
 )
 
 PAPER_000_MAPE_PCT = {p.name: p.paper_000_mape_pct for p in registry()
@@ -31,11 +34,11 @@ class TargetError:
     mean_pct: dict[str, list[float]]
     low_pct: dict[str, list[float]]
     high_pct: dict[str, list[float]]
+    gpu_id: str | None = None
 
 
 def error_by_target_data(results: Mapping[str, Result], params) -> TargetError:
     rows = results["error_by_target"].records()
-    rows = [r for r in rows if r["gpu_id"] == rows[0]["gpu_id"]]  # without -p gpu_id, the first
     targets = sorted({r["target_core_mhz"] for r in rows})
     at = {(r["predictor"], r["target_core_mhz"]): r for r in rows}
     predictors = ordered(r["predictor"] for r in rows)
@@ -45,13 +48,13 @@ def error_by_target_data(results: Mapping[str, Result], params) -> TargetError:
                     for t in targets] for p in predictors}
 
     return TargetError(targets, series("mean_error_pct"), series("min_error_pct"),
-                       series("max_error_pct"))
+                       series("max_error_pct"), params.get("gpu_id"))
 
 
 def draw_error_by_target(figure, data: TargetError) -> None:
     """Signed mean error bars with their range over the kernels, on an axis set by the bars
     (robust_limits): a bar beyond it is written at the edge, a range line running past it is
-    counted in the title. Paper 000 gives MAPE, not a signed mean, per predictor: its figures
+    counted in the caption. Paper 000 gives MAPE, not a signed mean, per predictor: its figures
     are compared, MAPE with MAPE, in mape_by_kernel, not quoted here."""
     ax = figure.subplots()
     centres = grouped_bars(ax, [f"{t:g}" for t in data.targets_mhz], data.mean_pct,
@@ -66,46 +69,61 @@ def draw_error_by_target(figure, data: TargetError) -> None:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside: not over bars
     ax.set_xlabel("target core clock (MHz)")
     ax.set_ylabel("signed time prediction error (%)")
-    note = clip_note(ax, marked, "mean errors")
+    ax.set_title(on_gpu(data.gpu_id, "time prediction error by target core clock"),
+                 fontsize=10)
+    add_note(figure, "bars: signed mean error over the kernels (> 0: over-predicted), lines: "
+             "its range")
+    add_note(figure, clip_note(ax, marked, "mean errors"))
     if past:
-        note += f"{'; ' if note else chr(10)}{past} range lines cut at the axis"
-    ax.set_title("Time prediction error by target P-state (paper 000 figure 8)\nbars: signed "
-                 "mean over the kernels (> 0: over-predicted), lines: its range; paper 000's "
-                 "MAPE: mape_by_kernel" + note, fontsize=9)
+        add_note(figure, f"{past} range lines cut at the axis")
 
 
 @dataclass(frozen=True)
 class KernelError:
     """Per predictor, its MAPE (%) over the target P-states for each kernel, the mean over the
-    kernels, and paper 000's average where it gives one."""
+    kernels, the number of kernels each mean is over, and paper 000's average where it gives
+    one."""
     kernels: list[str]
     mape_pct: dict[str, list[float]]
     mean_pct: dict[str, float]
     paper_pct: dict[str, float]
+    counted: dict[str, int] = field(default_factory=dict)
+    gpu_id: str | None = None
 
 
 def mape_by_kernel_data(results: Mapping[str, Result], params) -> KernelError:
     result = results["mape_by_kernel"]
     rows = result.records()
-    gpus = {r["gpu_id"] for r in rows}
-    kernels = [r["kernel_id"] if len(gpus) == 1 else f"{r['gpu_id']}:{r['kernel_id']}"
-               for r in rows]
+    kernels = [r["kernel_id"] for r in rows]  # one GPU's (plots.fetch_results)
     # a predictor column with no value (no predictions on these runs) is left out
     scored = [c.removesuffix("_pct") for c in result.columns
               if c.endswith("_pct") and any(r[c] is not None for r in rows)]
     predictors = ordered(scored)
     mape = {p: [number(r[f"{p}_pct"]) for r in rows] for p in predictors}
-    mean = {}
+    mean, counted = {}, {}
     for p in predictors:
         values = [r[f"{p}_pct"] for r in rows if r[f"{p}_pct"] is not None]
-        mean[p] = sum(values) / len(values)
+        mean[p], counted[p] = sum(values) / len(values), len(values)
+    gpu_id = params.get("gpu_id") or (rows[0].get("gpu_id") if rows else None)
     return KernelError(kernels, mape, mean,
-                       {p: PAPER_000_MAPE_PCT[p] for p in predictors if p in PAPER_000_MAPE_PCT})
+                       {p: PAPER_000_MAPE_PCT[p] for p in predictors if p in PAPER_000_MAPE_PCT},
+                       counted, gpu_id)
+
+
+def fit_kernels(data: KernelError, size: tuple[float, float]) -> tuple[float, float]:
+    """Wide enough for every kernel's bars and its label: 0.1 inch a bar, at least the
+    default, at most 30 inches."""
+    bars = (len(data.kernels) + 1) * max(len(data.mape_pct), 1)
+    return min(max(size[0], 3.0 + 0.1 * bars + 0.12 * len(data.kernels)), 30.0), size[1]
 
 
 def draw_mape_by_kernel(figure, data: KernelError) -> None:
+    """A cluster of bars per kernel (its label shortened, the full names in a key) and the
+    mean of each predictor; where the means are over different kernels (a model scored on its
+    validation kernels only), each mean bar says over how many."""
     ax = figure.subplots()
-    groups = [*data.kernels, "mean"]
+    labels = short_labels(data.kernels)
+    groups = [*labels.labels, "mean"]
     series = {p: [*v, data.mean_pct[p]] for p, v in data.mape_pct.items()}
     centres = grouped_bars(ax, groups, series)
     ax.set_ylim(*robust_limits([v for s in series.values() for v in s],
@@ -116,8 +134,17 @@ def draw_mape_by_kernel(figure, data: KernelError) -> None:
                 label="paper 000's MAPE (Rodinia, GTX 480)" if k == 0 else None)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside: not over bars
     ax.set_ylabel("MAPE over target P-states (%)")
-    ax.set_title("Mean absolute time prediction error by kernel (paper 000 figure 9)"
-                 + clip_note(ax, marked, "MAPEs"), fontsize=10)
+    ax.set_title(on_gpu(data.gpu_id, "time prediction MAPE by kernel"), fontsize=10)
+    if len(set(data.counted.values())) > 1:
+        low, high = ax.get_ylim()
+        for p, n in data.counted.items():
+            value = min(max(data.mean_pct[p], low), high)
+            ax.annotate(f"n={n}", (centres[p][-1], value), xytext=(0, 2),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=6,
+                        rotation=90)
+        add_note(figure, "mean: over the kernels each predictor has predictions for (n=)")
+    add_note(figure, name_key(ax, labels))
+    add_note(figure, clip_note(ax, marked, "MAPEs"))
 
 
 PLOTS = (
@@ -126,5 +153,6 @@ PLOTS = (
          "over the kernels", error_by_target_data, draw_error_by_target, _EMPTY),
     Plot("mape_by_kernel", ("mape_by_kernel",), "paper 000 figure 9",
          "each predictor's MAPE over the target P-states per kernel, and the mean beside "
-         "paper 000's", mape_by_kernel_data, draw_mape_by_kernel, _EMPTY, size=(12.0, 5.0)),
+         "paper 000's", mape_by_kernel_data, draw_mape_by_kernel, _EMPTY, size=(12.0, 5.0),
+         fit=fit_kernels),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpudb.present.plots import Plot, Result
+from gpudb.present.plots import Plot, Result, add_note
 from gpudb.present.plots.common import BOUND_STYLE, BOUNDS, colour, number, ordered
 from gpudb.present.plots.savings import DEFAULTS
 
@@ -25,7 +25,7 @@ class Trace:
     """One kernel on one GPU. Per policy: each interval's start (ms, the intervals' times at
     the clocks chosen, summed), core MHz and index, plus the end of the last interval; at the
     highest P-state each interval's index, start (ms) and its shares of time (0-1); the title
-    naming the controller, guard and energy scope."""
+    (kernel and GPU) and the caption note naming the controller, guard and energy scope."""
     gpu_id: str
     kernel_id: str
     start_ms: dict[str, list[float]]
@@ -37,6 +37,7 @@ class Trace:
     idx: dict[str, list[int]]
     top_idx: list[int]
     title: str
+    note: str = ""
 
 
 def _starts(times_ns: list[float]) -> tuple[list[float], float]:
@@ -72,24 +73,24 @@ def clock_trace_data(results: Mapping[str, Result], params) -> Trace:
     top_start, top_end = _starts([r["time_ns"] for r in top])
     return Trace(gpu_id, kernel_id, starts, mhz, ends, top_start, top_end,
                  {s: [number(r[s]) for r in top] for s in SHARES}, idx,
-                 [r["idx"] for r in top], _title(gpu_id, kernel_id, params, guards))
+                 [r["idx"] for r in top], f"{kernel_id} on {gpu_id}: core clock per interval",
+                 _note(params, guards))
 
 
-def _title(gpu_id: str, kernel_id: str, params, guards: set) -> str:
-    """Names the kernel, the controller (predictor and guard) and the energy scope drawn."""
+def _note(params, guards: set) -> str:
+    """The caption: the controller (predictor and guard), the objective and energy scope."""
     predictor = params.get("predictor") or "every predictor"
     guard = params.get("guard")
     if guard == "paper":
-        who = f"{predictor}'s controller as the papers give it, unguarded (-p guard paper)"
+        who = f"{predictor}'s controller as the papers give it, unguarded"
     elif guard == "guarded":
-        who = f"{predictor}'s controller with gpudb's guard (-p guard guarded)"
+        who = f"{predictor}'s controller with gpudb's guard"
     else:
         who = f"{predictor}'s controller under {' and '.join(sorted(guards)) or 'every'} guard"
-    scope = {"chip": "chip energy (-p scope chip)",
-             "run": "run energy (-p scope run)"}.get(params.get("scope") or "run")
+    scope = {"chip": "chip energy", "run": "run energy"}.get(params.get("scope") or "run")
     objective = (params.get("objective") or "edp").upper()
-    return (f"{kernel_id} on {gpu_id}: core clock per interval of {who},\nabove the offline "
-            f"policies' (black), minimising {objective} in {scope}")
+    return (f"coloured: {who}; black: the offline policies; minimising {objective} in "
+            f"{scope}")
 
 
 def draw_clock_trace(figure, data: Trace) -> None:
@@ -113,7 +114,8 @@ def draw_clock_trace(figure, data: Trace) -> None:
                        linewidth=2.2, label=label, zorder=3)
     trace.set_ylabel("core clock (MHz)")
     trace.legend(fontsize=7, ncols=3, title="policy: its time", title_fontsize=7)
-    trace.set_title(data.title, fontsize=9)
+    trace.set_title(data.title, fontsize=10)
+    add_note(figure, data.note)
     if data.top_start_ms:
         # colours apart from the predictors' (tab20) above, so a share is not read as one
         for k, (name, values) in enumerate(data.shares.items()):

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from gpudb.predictors import names as predictor_names
 
 # the offline policies of paper 004 section 4.3, drawn as bounds rather than as controllers
 BOUNDS = ("dynamic_optimal", "static_optimal", "perfect_memoryless")
 BOUND_STYLE = {"dynamic_optimal": "-", "static_optimal": "--", "perfect_memoryless": ":"}
+
+
+def on_gpu(gpu_id: str | None, what: str) -> str:
+    """A neutral title: what is drawn, on which GPU (no paper figure, no parameter: those go
+    into the file's metadata and the caption)."""
+    return f"{gpu_id}: {what}" if gpu_id else what[:1].upper() + what[1:]
 
 
 def number(value) -> float:
@@ -52,8 +59,10 @@ def grouped_bars(ax, groups: Sequence[str], series: dict[str, Sequence[float]],
         if errors and name in errors:
             low, high = errors[name]
             ax.vlines(xs, low, high, color="0.2", linewidth=0.8, alpha=0.6)
-    ax.set_xticks(range(len(groups)), groups, rotation=45 if len(groups) > 6 else 0,
-                  ha="right" if len(groups) > 6 else "center")
+    many = len(groups) > 6
+    ax.set_xticks(range(len(groups)), groups, rotation=45 if many else 0,
+                  ha="right" if many else "center", fontsize=8 if many else None,
+                  rotation_mode="anchor" if many else "default")
     ax.axhline(0, color="0.3", linewidth=0.6)
     ax.grid(axis="y", alpha=0.3)
     return centres
@@ -63,7 +72,10 @@ def heatmap(ax, xs: Sequence[float], ys: Sequence[float], values: Sequence[Seque
             xlabel: str, ylabel: str, label: str, cmap: str = "viridis") -> None:
     """A grid of cells (values[i][j] at ys[i], xs[j]) with each cell's value written in it,
     as the heat maps of papers 002 (figures 10-11) and 003 (figures 13-14)."""
-    image = ax.imshow(values, origin="lower", aspect="auto", cmap=cmap)
+    from matplotlib import colormaps
+
+    palette = colormaps[cmap].with_extremes(bad="0.88")  # a setting without runs: light grey
+    image = ax.imshow(values, origin="lower", aspect="auto", cmap=palette)
     ax.set_xticks(range(len(xs)), [f"{x:g}" for x in xs])
     ax.set_yticks(range(len(ys)), [f"{y:g}" for y in ys])
     ax.set_xlabel(xlabel)
@@ -74,8 +86,9 @@ def heatmap(ax, xs: Sequence[float], ys: Sequence[float], values: Sequence[Seque
         for i, row in enumerate(values):
             for j, v in enumerate(row):
                 if not math.isnan(v):
+                    # gid 'cell': left out when the cells are too narrow for it (plots.unclutter)
                     ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8,
-                            color="white" if v < middle else "black")
+                            color="white" if v < middle else "black", gid="cell")
     ax.figure.colorbar(image, ax=ax, label=label)
 
 
@@ -244,10 +257,87 @@ class _EdgeLabels:
 
 
 def clip_note(ax, marked: Sequence, what: str = "values") -> str:
-    """A line for the title saying the axis is cut and how the cut values are drawn; '' when
+    """A caption note saying the axis is cut and how the cut values are drawn; '' when
     nothing was cut."""
     if not marked:
         return ""
     low, high = ax.get_ylim()
-    return (f"\naxis cut at {low:.3g} to {high:.3g}: {len(marked)} {what} beyond it, a triangle "
-            "at the edge with the farthest value")
+    return (f"axis cut at {low:.3g} to {high:.3g}: {len(marked)} {what} beyond it, each a "
+            "triangle at the edge with the farthest value")
+
+
+# a kernel label on an axis: at most this many characters (the rest in the figure's key)
+LABEL_CHARS = 18
+ELLIPSIS = "\u2026"
+
+
+@dataclass(frozen=True)
+class Labels:
+    """Axis labels for names (kernel ids): ``labels`` in the names' order, the ``prefix``
+    every name shared and that the labels leave out ('' if none), and ``key``: each label
+    that shows less than the name after the prefix, with that name."""
+    labels: list[str]
+    prefix: str
+    key: dict[str, str]
+
+
+def short_labels(names: Sequence[str], width: int = LABEL_CHARS) -> Labels:
+    """Short, distinct labels for kernel ids ('suite/app:kernel'): the suite every id shares
+    dropped, then the app where the apps tell the kernels apart, then a name longer than
+    ``width`` cut in the middle ('BlackSch…lesGPU', its start and end being the distinctive
+    parts of the names seen). Where cutting would make two labels alike, they keep their
+    names."""
+    names = list(names)
+    heads = {n.split("/", 1)[0] for n in names}
+    prefix = (f"{heads.pop()}/" if names and len(heads) == 1
+              and all("/" in n for n in names) else "")
+    rest = [n[len(prefix):] for n in names]
+    apps = [r.split(":", 1)[0] for r in rest]
+    labels = apps if len(set(apps)) == len(set(rest)) else list(rest)
+
+    def cut(label: str) -> str:
+        if len(label) <= width:
+            return label
+        tail = width // 3
+        return label[:width - 1 - tail] + ELLIPSIS + label[-tail:]
+
+    cuts = [cut(label) for label in labels]
+    seen: dict[str, int] = {}
+    for c in cuts:
+        seen[c] = seen.get(c, 0) + 1
+    labels = [c if seen[c] == 1 else r for c, r in zip(cuts, rest, strict=True)]
+    key = {label: r for label, r in zip(labels, rest, strict=True) if label != r}
+    return Labels(labels, prefix, key)
+
+
+# the key's print, points, and the share of the figure's width it may take
+KEY_FONTSIZE = 6.0
+KEY_WIDTH_SHARE = 0.4
+
+
+def name_key(ax, labels: Labels, what: str = "kernels") -> str:
+    """Draw ``labels.key`` (label: full name) as a small legend outside the axes on the right,
+    below the axis' other legend, where it fits the figure (its lines within the height, its
+    longest within KEY_WIDTH_SHARE of the width); returns the caption note: the prefix left
+    out, and where the key did not fit, that the names were shortened."""
+    from matplotlib.lines import Line2D
+
+    notes = [f"{what}: {labels.prefix}<label>"] if labels.prefix else []
+    entries = [f"{s}: {f}" for s, f in labels.key.items()]
+    width_in, height_in = ax.figure.get_size_inches()
+    line_in = KEY_FONTSIZE * 1.3 / 72
+    fits = ((len(entries) + 1) * line_in <= 0.85 * height_in
+            and max((len(e) for e in entries), default=0) * KEY_FONTSIZE * 0.55 / 72
+            <= KEY_WIDTH_SHARE * width_in)
+    if entries and fits:
+        first = ax.get_legend()
+        ax.legend([Line2D([], [], linestyle="none")] * len(entries), entries,
+                  fontsize=KEY_FONTSIZE, loc="lower left", bbox_to_anchor=(1.0, 0.0),
+                  handlelength=0, handletextpad=0, title=f"{what} (shortened)",
+                  title_fontsize=KEY_FONTSIZE, frameon=False, alignment="left")
+        if first is not None:
+            ax.add_artist(first)  # the predictors' legend stays beside the key
+    elif entries:
+        notes.append(f"{len(entries)} {what} names shortened (a larger --size shows their "
+                     "key; gpudb query lists them)")
+    return "; ".join(notes)

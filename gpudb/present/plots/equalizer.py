@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpudb.present.plots import Plot, Result
+from gpudb.present.plots import Plot, Result, add_note
 from gpudb.present.plots.common import grouped_bars, number
 
 
@@ -26,7 +26,7 @@ class Equalizer:
 
 def equalizer_data(results: Mapping[str, Result], params) -> Equalizer:
     rows = results["equalizer_vs_static"].records()
-    gpu_id = rows[0]["gpu_id"]  # without -p gpu_id the first GPU of the rows
+    gpu_id = rows[0]["gpu_id"]  # one GPU's rows (plots.fetch_results)
     rows = [r for r in rows if r["gpu_id"] == gpu_id and r["kernel_id"] is None]
     categories = list(dict.fromkeys(r["category"] for r in rows))  # the query's order
     policies = sorted({r["policy"] for r in rows})
@@ -56,8 +56,9 @@ def draw_equalizer(figure, data: Equalizer) -> None:
                     marked = True
         ax.set_ylabel(label)
     top.legend(fontsize=7, ncols=3)
-    top.set_title(f"Equalizer and the static operating points against nominal, {data.gpu_id} "
-                  "(paper 001 figures 7-8; geometric means)", fontsize=10)
+    top.set_title(f"{data.gpu_id}: Equalizer and the static operating points against nominal",
+                  fontsize=10)
+    add_note(figure, "geometric means over the kernels of each category")
 
 
 PLOTS = (

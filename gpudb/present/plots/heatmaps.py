@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpudb.analysis.evaluate_grid import PAPER_003_MAPE_PCT
-from gpudb.present.plots import Plot, Result
-from gpudb.present.plots.common import grid, heatmap, number, ordered
+from gpudb.present.plots import Plot, Result, add_note
+from gpudb.present.plots.common import grid, heatmap, number, on_gpu, ordered
 from gpudb.store.db import GpudbError
 
 # Paper 002 section V (abstract): average validation error of 15% for performance, 10% power
@@ -20,7 +20,7 @@ PAPER_002_ERROR_PCT = {"time": 15.0, "power": 10.0}
 @dataclass(frozen=True)
 class Heat:
     """One heat map: x (columns) and y (rows) values, values[i][j] at (ys[i], xs[j]) (NaN
-    where there is no row), the axis and colour bar labels, and a title."""
+    where there is no row), the axis and colour bar labels, a title, and a caption note."""
     xs: list[float]
     ys: list[float]
     values: list[list[float]]
@@ -28,12 +28,17 @@ class Heat:
     ylabel: str
     label: str
     title: str
+    note: str = ""
 
 
 def _draw(figure, heats: list[Heat]) -> None:
     for ax, heat in zip(figure.subplots(1, len(heats), squeeze=False)[0], heats, strict=True):
         heatmap(ax, heat.xs, heat.ys, heat.values, heat.xlabel, heat.ylabel, heat.label)
         ax.set_title(heat.title, fontsize=9)
+        add_note(figure, heat.note)
+    gaps = sum(v != v for heat in heats for row in heat.values for v in row)  # NaN: no rows
+    if gaps:
+        add_note(figure, f"grey: no runs at that setting ({gaps} cells)")
 
 
 ERROR_COLUMN = {"mape": ("mape_pct", "MAPE (%)"),
@@ -43,7 +48,6 @@ ERROR_COLUMN = {"mape": ("mape_pct", "MAPE (%)"),
 
 def error_by_setting_data(results: Mapping[str, Result], params) -> list[Heat]:
     rows = results["error_by_setting"].records()
-    rows = [r for r in rows if r["gpu_id"] == rows[0]["gpu_id"]]  # without -p gpu_id, the first
     # without -p predictor the first (in table order) with targets at several memory clocks
     predictors = ordered({r["predictor"] for r in rows})
     by = {p: [r for r in rows if r["predictor"] == p and r["target_core_mhz"] is not None]
@@ -56,8 +60,9 @@ def error_by_setting_data(results: Mapping[str, Result], params) -> list[Heat]:
     paper = (f"; paper 003: {PAPER_003_MAPE_PCT:g}%" if predictor == "wangchu" else "")
     xs, ys, values = grid(by[predictor], "target_core_mhz", "target_mem_mhz", column)
     return [Heat(xs, ys, values, "target core clock (MHz)", "target memory clock (MHz)", label,
-                 f"{predictor}: {label} from the base setting over the kernels "
-                 f"(MAPE over all targets {number(overall['mape_pct']):.3g}%{paper})")]
+                 on_gpu(params.get("gpu_id"), f"{predictor}'s {label} by target setting"),
+                 f"{predictor}'s error from the base setting, over the kernels; MAPE over all "
+                 f"targets {number(overall['mape_pct']):.3g}%{paper}")]
 
 
 RUN_COLUMN = {"edp": ("edp_j_s", "EDP (J s)", "edp_ratio"),
@@ -67,8 +72,7 @@ RUN_COLUMN = {"edp": ("edp_j_s", "EDP (J s)", "edp_ratio"),
 
 def run_by_setting_data(results: Mapping[str, Result], params) -> list[Heat]:
     rows = results["run_by_setting"].records()
-    gpu_id = rows[0]["gpu_id"]  # without -p gpu_id the first GPU of the rows
-    rows = [r for r in rows if r["gpu_id"] == gpu_id]
+    gpu_id = rows[0]["gpu_id"]  # one GPU's rows (plots.fetch_results)
     absolute, label, ratio = RUN_COLUMN[params["metric"]]
     if params.get("kernel_id"):
         column, title = absolute, f"{params['kernel_id']} on {gpu_id}: {label}"
@@ -86,8 +90,7 @@ def wu_error_by_base_data(results: Mapping[str, Result], params) -> list[Heat]:
     if not rows:
         raise GpudbError("plot wu_error_by_base: no wu model at any base setting (gpudb train "
                          "wu --gpu G --base all)")
-    gpu_id = rows[0]["gpu_id"]  # without -p gpu_id the first GPU of the rows
-    rows = [r for r in rows if r["gpu_id"] == gpu_id]
+    gpu_id = rows[0]["gpu_id"]  # one GPU's rows (plots.fetch_results)
     # paper 002 draws one heat map per base engine clock; ours: the highest with models
     core = max(r["base_core_mhz"] for r in rows)
     rows = [r for r in rows if r["base_core_mhz"] == core]
@@ -96,8 +99,8 @@ def wu_error_by_base_data(results: Mapping[str, Result], params) -> list[Heat]:
         xs, ys, values = grid(rows, "base_n_sm", "base_mem_mhz", f"{what}_mape_pct")
         heats.append(Heat(xs, ys, values, "base SM count", "base memory clock (MHz)",
                           f"{what} MAPE (%)",
-                          f"{gpu_id}, base core {core:g} MHz: {what} error (paper 002 average "
-                          f"{PAPER_002_ERROR_PCT[what]:g}%)"))
+                          f"{gpu_id}, base core {core:g} MHz: {what} error",
+                          f"paper 002's average {what} error {PAPER_002_ERROR_PCT[what]:g}%"))
     return heats
 
 

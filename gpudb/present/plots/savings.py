@@ -2,8 +2,8 @@
 saving per predictor and kernel category with the offline bounds (paper 000 figures 11-12), and
 the fraction of the dynamic-optimal saving each controller realises (paper 004 figure 1). Both
 read `control_result` (`gpudb evaluate control`); by default the papers' unguarded controller
-(-p guard paper) in the chip's energy (-p scope chip), as the papers report; every title names
-the guard and scope it shows."""
+(-p guard paper) in the chip's energy (-p scope chip), as the papers report; every caption
+names the guard and scope it shows."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpudb.predictors import registry
-from gpudb.present.plots import Plot, Result
+from gpudb.present.plots import Plot, Result, add_note
 from gpudb.present.plots.common import (
     BOUND_STYLE,
     BOUNDS,
@@ -19,9 +19,12 @@ from gpudb.present.plots.common import (
     colour,
     grouped_bars,
     mark_clipped,
+    name_key,
     number,
+    on_gpu,
     ordered,
     robust_limits,
+    short_labels,
 )
 
 # Paper 000 section 5.2, the average over its Rodinia kernels on a GTX 480 (GPGPU-Sim):
@@ -49,17 +52,16 @@ def _objective(params) -> str:
 
 
 def shown_controllers(params) -> str:
-    """Which controllers a figure shows, from its -p guard, for its title."""
-    return {"paper": "the papers' controllers, unguarded (-p guard paper)",
-            "guarded": "gpudb's guarded controllers (-p guard guarded)"}.get(
+    """Which controllers a figure shows, from its -p guard, for its caption."""
+    return {"paper": "the papers' controllers, unguarded",
+            "guarded": "gpudb's guarded controllers"}.get(
                 params.get("guard"), "the controllers under every guard")
 
 
 def energy_scope(params) -> str:
-    """The energy the savings are counted in, from its -p scope, for its title."""
-    return {"chip": "chip energy, the papers' scope (-p scope chip)",
-            "run": "run energy, board power included (-p scope run)"}.get(
-                params.get("scope") or "run")
+    """The energy the savings are counted in, from its -p scope, for its caption."""
+    return {"chip": "chip energy (the papers' scope)",
+            "run": "run energy (board power included)"}.get(params.get("scope") or "run")
 
 
 def _label(row: dict, guards: set) -> str:
@@ -80,11 +82,11 @@ class Savings:
     paper_pct: dict[str, float]
     shown: str = ""
     scope: str = ""
+    gpu_id: str | None = None
 
 
 def savings_data(results: Mapping[str, Result], params) -> Savings:
     rows = results["savings_summary"].records()
-    rows = [r for r in rows if r["gpu_id"] == rows[0]["gpu_id"]]  # without -p gpu_id, the first
     metric = METRIC[_objective(params)]
     column = f"{metric}_saving_pct"
     categories = sorted({r["category"] for r in rows} - {"all"}) + ["all"]
@@ -99,7 +101,7 @@ def savings_data(results: Mapping[str, Result], params) -> Savings:
     paper = PAPER_000_SAVING_PCT.get(_objective(params), {})
     return Savings(metric, categories, {n: series(n) for n in names},
                    {b: series(b) for b in bounds}, {n: paper[n] for n in names if n in paper},
-                   shown_controllers(params), energy_scope(params))
+                   shown_controllers(params), energy_scope(params), params.get("gpu_id"))
 
 
 def draw_savings(figure, data: Savings) -> None:
@@ -121,10 +123,10 @@ def draw_savings(figure, data: Savings) -> None:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside, not over bars
     ax.set_xlabel("kernel category")
     ax.set_ylabel(f"{data.metric.upper()} saving against the highest P-state (%)")
-    figures = {"edp": "figure 11", "ed2p": "figure 12"}.get(data.metric, "figures 11-12")
-    ax.set_title(f"{data.metric.upper()} saving per category (paper 000 {figures}) of "
-                 f"{data.shown},\n{data.scope}; lines: the offline bounds"
-                 + clip_note(ax, marked, "savings"), fontsize=10)
+    ax.set_title(on_gpu(data.gpu_id, f"{data.metric.upper()} saving per kernel category"),
+                 fontsize=10)
+    add_note(figure, f"bars: {data.shown}, in {data.scope}; lines: the offline bounds")
+    add_note(figure, clip_note(ax, marked, "savings"))
 
 
 @dataclass(frozen=True)
@@ -141,11 +143,11 @@ class Fraction:
     paper: dict[str, float]
     shown: str = ""
     scope: str = ""
+    gpu_id: str | None = None
 
 
 def fraction_data(results: Mapping[str, Result], params) -> Fraction:
     rows = results["fraction_of_potential"].records()
-    rows = [r for r in rows if r["gpu_id"] == rows[0]["gpu_id"]]  # without -p gpu_id, the first
     guards = {r["guard"] for r in rows if r["policy"] == "replay"}
     overall = {_label(r, guards): number(r["fraction_realised"])
                for r in rows if r["kernel_id"] is None}
@@ -162,7 +164,7 @@ def fraction_data(results: Mapping[str, Result], params) -> Fraction:
                     {c: [saving.get((c, k), float("nan")) for k in kernels]
                      for c in controllers},
                     {p: v for p, v in paper.items() if p in policies},
-                    shown_controllers(params), energy_scope(params))
+                    shown_controllers(params), energy_scope(params), params.get("gpu_id"))
 
 
 def draw_fraction(figure, data: Fraction) -> None:
@@ -184,9 +186,10 @@ def draw_fraction(figure, data: Fraction) -> None:
     top.axhline(1.0, color="k", linewidth=0.6)
     top.axhline(0.0, color="0.3", linewidth=0.6)
     top.set_ylabel("fraction of potential")
-    top.set_title(f"Fraction of the dynamic-optimal {data.metric} saving realised (paper 004 "
-                  f"figure 1) by {data.shown},\n{data.scope}"
-                  + clip_note(top, marked, "fractions"), fontsize=10)
+    top.set_title(on_gpu(data.gpu_id, f"fraction of the dynamic-optimal {data.metric} saving "
+                         "realised"), fontsize=10)
+    add_note(figure, f"{data.shown}, in {data.scope}")
+    add_note(figure, clip_note(top, marked, "fractions"))
     ks = list(range(len(data.kernels)))
     bottom.bar(ks, data.potential_pct, 0.8, color="0.85", label="potential (dynamic optimal)")
     for name, values in data.saving_pct.items():
@@ -196,12 +199,14 @@ def draw_fraction(figure, data: Fraction) -> None:
     # one mark per kernel: the count beyond and the farthest, over every series
     every = (data.potential_pct, *data.saving_pct.values())
     cut = mark_clipped(bottom, ks * len(every), [v for values in every for v in values])
-    bottom.set_xticks(ks, data.kernels, rotation=45, ha="right", fontsize=7)
+    labels = short_labels(data.kernels)
+    bottom.set_xticks(ks, labels.labels, rotation=45, ha="right", fontsize=7)
     bottom.axhline(0.0, color="0.3", linewidth=0.6)
     bottom.set_ylabel(f"{data.metric} saving (%)")
     bottom.legend(fontsize=6, ncols=4)
-    bottom.set_title("per kernel: the potential saving (grey) and each controller's"
-                     + clip_note(bottom, cut, "savings"), fontsize=8)
+    bottom.set_title("per kernel: the potential saving (grey) and each controller's", fontsize=8)
+    add_note(figure, name_key(bottom, labels))
+    add_note(figure, clip_note(bottom, cut, "savings (per kernel)"))
 
 
 PLOTS = (

@@ -328,8 +328,12 @@ def write_figures(con: duckdb.DuckDBPyConnection, folder: Path,
     folder.mkdir(exist_ok=True)
     out = []
     for name, params in figures:
-        out.append(plots.render(con, name, {k: str(v) for k, v in params.items()},
-                                folder / f"{figure_stem(name, params)}.png"))
+        path = folder / f"{figure_stem(name, params)}.png"
+        # the metadata's command is the one the demo prints under the figure (on one line),
+        # so the printed command run again writes the same file
+        command = redraw_command(name, params, path.name, width=10**6)
+        out.append(plots.render(con, name, {k: str(v) for k, v in params.items()}, path,
+                                command=command))
     return out
 
 

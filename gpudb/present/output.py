@@ -14,8 +14,10 @@ import decimal
 import io
 import json
 import math
+import os
 import re
 import shutil
+import sys
 import unicodedata
 from functools import cache
 
@@ -353,6 +355,15 @@ def fit_columns(columns: list[str], rows: list[tuple], width: int, first: tuple[
 
 
 def terminal_width() -> int:
-    """The terminal's width in characters ($COLUMNS first); 0 when printing to a pipe or a
-    file, or under ``gpudb --wide``: nothing is cut or left out there."""
-    return 0 if _FULL_WIDTH else shutil.get_terminal_size(fallback=(0, 0)).columns
+    """The terminal's width in characters: $COLUMNS where set; else 0 when standard output
+    is a pipe or a file (shutil would measure the process's original terminal instead, which a
+    pipe's reader does not have), and under ``gpudb --wide``: nothing is cut or left out
+    there."""
+    if _FULL_WIDTH:
+        return 0
+    declared = os.environ.get("COLUMNS", "")
+    if declared.isdigit() and int(declared) > 0:
+        return int(declared)
+    if not sys.stdout.isatty():
+        return 0
+    return shutil.get_terminal_size(fallback=(0, 0)).columns

@@ -60,8 +60,8 @@ the expression sandbox in :mod:`gpudb.sources.ingest_expressions`, writing in
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -117,7 +117,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
     if suite is not None:
         if not suite.strip() or "\x00" in suite:
             raise IngestError(f"suite {suite!r} must be a name (not empty, no NUL character)")
-        mapping = replace(mapping, suite=suite)
+        mapping = dataclasses.replace(mapping, suite=suite)
     paths = [Path(f) for f in files]
     exprs = [(d.key, d.expr) for d in [*mapping.measures().values(), *mapping.inputs.values()]]
     for key, expr in [*exprs, ("[rows] where", mapping.where)]:

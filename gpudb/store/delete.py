@@ -19,12 +19,12 @@ the two) loses nothing: they are re-added, or deleted by a later ``gpudb delete 
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 
 import duckdb
 
 from gpudb.store.base import GpudbError, atomic, first_row
+from gpudb.store.names import unknown
 
 # Tables whose rows are the run's own, by run_id.
 _BY_RUN = ("interval", "metric")
@@ -238,12 +238,7 @@ def resolve(con: duckdb.DuckDBPyConnection, sel: Selection) -> Selection:
     def check(kind: str, given: list[str], known: list[str]) -> None:
         for name in given:
             if name not in known:
-                close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-                hint = (f"did you mean {', '.join(map(repr, close))}?" if close
-                        else f"it has {len(known)}" + (f": {', '.join(map(repr, known[:8]))}"
-                                                       + (", ..." if len(known) > 8 else "")
-                                                       if known else ""))
-                raise GpudbError(f"no {kind} {name!r} in the database; {hint}")
+                raise GpudbError(unknown(kind, name, known, where=" in the database"))
 
     check("experiment", sel.experiments,
           [r[0] for r in con.execute("SELECT name FROM experiment ORDER BY 1").fetchall()])

@@ -185,8 +185,13 @@ def resolve_names(con: duckdb.DuckDBPyConnection,
         from gpudb.predictors import names as predictor_names
 
         # 'oracle': the replays' actual outcomes; a suffixed name such as wangchu_fit_cv
-        # (a cross-validated variant in the grid tables) belongs to its predictor
-        known = [*predictor_names(), "oracle"]
+        # (a cross-validated variant in the grid tables) belongs to its predictor; the
+        # predictor columns of runs and results also name schedules ('dynamic_optimal')
+        stored = [r[0] for r in con.execute(
+            "SELECT predictor FROM run WHERE predictor IS NOT NULL UNION "
+            "SELECT predictor FROM control_result WHERE predictor <> '' "
+            "UNION SELECT predictor FROM scaling_prediction ORDER BY 1").fetchall()]
+        known = [*predictor_names(), "oracle", *(n for n in stored if n not in predictor_names())]
         if not any(predictor == n or predictor.startswith(f"{n}_") for n in known):
             raise GpudbError(unknown("predictor", predictor, known))
     return out

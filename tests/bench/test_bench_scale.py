@@ -49,8 +49,9 @@ def test_replicated_copies_are_new_kernels_with_the_originals_answers(query_db, 
     assert len(best) == 3 * len(original) > 0
     # the accuracy query: the same MAPE per predictor and target, from 3x the samples
     sql, params = queries["accuracy (mape_by_predictor)"]
-    got = {r[:3]: r[3:] for r in rows(target, sql, params)}
-    want = {r[:3]: r[3:] for r in rows(query_db, sql, params)}
+    # (gpu_id, predictor, target core MHz, target memory MHz) -> (MAPE, largest APE, n)
+    got = {r[:4]: r[4:] for r in rows(target, sql, params)}
+    want = {r[:4]: r[4:] for r in rows(query_db, sql, params)}
     assert got.keys() == want.keys() and want
     for key, (mape, max_ape, n) in want.items():
         assert got[key] == (pytest.approx(mape, rel=1e-9), pytest.approx(max_ape, rel=1e-9),

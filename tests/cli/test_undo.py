@@ -213,7 +213,7 @@ def test_delete_usage_and_unknown_names(tiny_db):
     assert typo.exit_code == 1
     assert typo.output.strip() == "Error: no GPU 'tinny' in the database; did you mean 'tiny'?"
     kernel = invoke("--db", tiny_db, "delete", "--kernel", "tiny/alpa", "--dry-run")
-    assert "did you mean 'tiny/alpha', 'tiny/beta'?" in kernel.output
+    assert "no kernel 'tiny/alpa' in the database; did you mean 'tiny/alpha'?" in kernel.output
     # the options intersect; a dry run counts what would go and deletes nothing
     dry = invoke("--db", tiny_db, "delete", "--gpu", "tiny", "--kernel", "tiny/alpha",
                  "--experiment", "tiny", "--dry-run")

@@ -245,9 +245,9 @@ def test_plot_command_lists_the_plots_and_writes_svg(query_db, tmp_path):
     (["error_by_target", "--out", "{tmp}/f.jpg"], "--out must end in .png, .svg, .pdf"),
     (["error_by_target", "--out", "{tmp}/nowhere/f.png"], "no folder"),
     (["error_by_target"], "--out FILE is required"),
-    (["nope", "--out", "{tmp}/f.png"], "no plot 'nope' (see `gpudb plot --list`)"),
+    (["nope", "--out", "{tmp}/f.png"], "no plot 'nope' (plots: 'error_by_target', "),
     (["mape_by_kernl", "--out", "{tmp}/f.png"],
-     "no plot 'mape_by_kernl' (did you mean mape_by_kernel? see `gpudb plot --list`)"),
+     "no plot 'mape_by_kernl'; did you mean 'mape_by_kernel'? (`gpudb plot --list`)"),
     (["mape_by_kernel", "--out", "{tmp}/f.png"],
      "plot mape_by_kernel: this file has rows of 2 GPUs for it (gtx480, tiny); draw one with "
      "--gpu GPU (e.g. --gpu gtx480)"),

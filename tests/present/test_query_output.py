@@ -27,8 +27,10 @@ from gpudb.store.queries import register_macros, run_query, stored_queries
 
 
 def invoke(db, *args, env=None):
-    return CliRunner().invoke(cli, ["--db", str(db), *map(str, args)], env=env,
-                              prog_name="gpudb")
+    # no $COLUMNS unless a test gives one: pytest-xdist's workers inherit COLUMNS=80, which
+    # would make every call a terminal of that width
+    return CliRunner().invoke(cli, ["--db", str(db), *map(str, args)],
+                              env={"COLUMNS": None, **(env or {})}, prog_name="gpudb")
 
 
 def widest(text: str) -> int:

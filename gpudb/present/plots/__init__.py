@@ -19,7 +19,6 @@ shortened names, means over different kernels) into a short caption under the ax
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 import pkgutil
@@ -34,6 +33,7 @@ from typing import Any
 import duckdb
 
 from gpudb.store.db import GpudbError
+from gpudb.store.names import unknown
 
 SUFFIXES = (".png", ".svg", ".pdf")
 FORMATS = tuple(s[1:] for s in SUFFIXES)
@@ -96,9 +96,7 @@ def get(name: str) -> Plot:
     """The plot named ``name``; an unknown name is one line suggesting the closest names."""
     plots = registry()
     if name not in plots:
-        close = difflib.get_close_matches(name, list(plots), n=3)
-        hint = f"did you mean {' or '.join(close)}? " if close else ""
-        raise GpudbError(f"no plot {name!r} ({hint}see `gpudb plot --list`)")
+        raise GpudbError(unknown("plot", name, list(plots), see="`gpudb plot --list`"))
     return plots[name]
 
 
@@ -200,13 +198,15 @@ def check_out(out: str | os.PathLike, fmt: str | None = None) -> Path:
 def command_line(name: str, params: Mapping[str, str], out: str | os.PathLike | None = None
                  ) -> str:
     """The `gpudb plot` line that draws a figure again (escaped: kernel names come from
-    files), for the file's metadata."""
+    files), for the file's metadata. ``out`` by its file name only: a figure shared with a
+    paper's co-authors carries no folder of the machine that drew it, and the same command
+    run elsewhere writes the same bytes."""
     from gpudb.present.output import printable
 
     words = [f"gpudb plot {name}",
              *(f"-p {k} {shlex.quote(str(v))}" for k, v in params.items())]
     if out is not None:
-        words.append(f"--out {shlex.quote(str(out))}")
+        words.append(f"--out {shlex.quote(Path(out).name)}")
     return printable(" ".join(words))
 
 

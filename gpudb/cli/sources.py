@@ -31,8 +31,9 @@ from gpudb.present.output import printable
 def ingest(obj: Context, files, mapping_path, experiment, suite, replace):
     """Load measured CSV/Parquet files as whole-run runs and metrics (all files or nothing).
 
-    Every file is validated first; a bad cell stops the whole call with its file, row and
-    column, and nothing is written. Files already ingested are skipped (--replace: their
+    Every file is validated first; a bad cell stops the whole call with its file, line (a
+    Parquet file's row) and column and the count of every row with the same problem, and
+    nothing is written. Files already ingested are skipped (--replace: their
     earlier runs replaced). Each file's report says which of its columns became metrics,
     were dropped as text (or empty) or ignored; a summary per GPU follows (clocks, time,
     power and energy ranges) with a flag for values a GPU cannot have, such as a time unit

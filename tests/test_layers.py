@@ -196,3 +196,25 @@ def test_the_checks_see_what_they_check():
     assert ("gpudb.train.calibrate", "gpudb.simulate.sweep") in found   # inside calibrate()
     assert ("gpudb.store.runs", "sim.model") not in found               # TYPE_CHECKING only
     assert {"gpudb.store", "gpudb.predictors", "gpudb.analysis", "gpudb.present"} <= set(_modules())
+
+
+def private_imports(root: Path) -> list[str]:
+    """'file: module._name' for each _-prefixed name one gpudb module imports from another."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gpudb"):
+                found += [f"{path.relative_to(root.parent)}: {node.module}.{a.name}"
+                          for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names(tmp_path):
+    """A name another module needs is part of an interface and is named as one (issue 39
+    counted 47 such imports; a private name stays private to its module)."""
+    assert private_imports(REPO / "gpudb") == []
+    # the check sees one when there is one
+    (tmp_path / "gpudb").mkdir()
+    (tmp_path / "gpudb" / "a.py").write_text("from gpudb.b import _helper, public\n")
+    assert private_imports(tmp_path / "gpudb") == ["gpudb/a.py: gpudb.b._helper"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from gpudb.cli.common import Context, _numbers, echo, friendly_errors, simulator_gpu_options
+from gpudb.cli.common import Context, number_list, echo, friendly_errors, simulator_gpu_options
 from gpudb.cli.main import cli
 
 
@@ -70,7 +70,7 @@ def predict(obj: Context, repeat):
 
 @bench.command()
 @click.option("--factor", "factors", default="1,10,100", show_default=True,
-              callback=lambda ctx, param, value: _numbers(int)(ctx, param, (value,)),
+              callback=lambda ctx, param, value: number_list(int)(ctx, param, (value,)),
               help="Replication factors of the database's runs, e.g. 1,10,100.")
 @click.option("--gpu", "gpu_id", help="GPU whose runs the queries read (default: the one "
                                       "with most fixed runs).")

@@ -146,7 +146,7 @@ def writes(command):
     return wrapper
 
 
-def _gpu_name(ctx, param, value):
+def gpu_name(ctx, param, value):
     """--gpu is a GPU name everywhere; a path is an error that says where files go."""
     if value is not None and ("/" in value or "\\" in value or value.endswith(".toml")):
         raise click.BadParameter(f"takes a GPU name (a gpu_id in the database or a shipped "
@@ -167,7 +167,7 @@ def simulator_gpu_options(command):
         help="A GPU configuration file of your own (TOML like fixtures/gpus/*.toml), "
              "instead of --gpu.")(wrapper)
     return click.option(
-        "--gpu", default="gtx480", show_default=True, callback=_gpu_name,
+        "--gpu", default="gtx480", show_default=True, callback=gpu_name,
         help="Simulated GPU: a shipped configuration (gtx480, gtx980, hd7970, "
              "gtx1080ti-sim); give it when the database holds measured runs.")(wrapper)
 
@@ -222,7 +222,7 @@ def output_rows(columns: list[str], rows: list[tuple], fmt: str, name: str | Non
     command has succeeded (one document for a parser; nothing on failure); with 'csv' each
     starts with a line '# table: NAME'. A command printing one table prints it bare."""
     if name is not None and fmt == "json":
-        tables = click.get_current_context().meta.setdefault(_JSON_TABLES, {})
+        tables = click.get_current_context().meta.setdefault(JSON_TABLES, {})
         tables[name] = json_records(columns, rows)
         return
     if name is not None and fmt == "csv":
@@ -244,7 +244,7 @@ DEFAULT_TIMEOUT_S = 300.0
 
 
 @contextlib.contextmanager
-def _exit_on_stop():
+def exit_on_stop():
     """SIGTERM or SIGHUP stop the command as Ctrl-C does (its clean-up runs, a new file goes),
     and it exits 128 + the signal's number, saying nothing was written."""
     import signal
@@ -263,7 +263,7 @@ def _exit_on_stop():
 
 
 @contextlib.contextmanager
-def _exit_on_interrupt():
+def exit_on_interrupt():
     """The commands that keep finished work say what they kept where they stop; a Ctrl-C
     anywhere else in them (before their work, between its steps) ends in one line and exit
     130 as well, not click's "Aborted!" and 1."""
@@ -279,7 +279,7 @@ def _exit_on_interrupt():
 
 
 @contextlib.contextmanager
-def _built_aside(db_path):
+def build_aside(db_path):
     """trust.built_aside, its one failure of its own (the path taken meanwhile) one line."""
     try:
         with trust.built_aside(db_path):
@@ -288,10 +288,10 @@ def _built_aside(db_path):
         raise _OneLineError(str(exc)) from None
 
 
-_JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by nested commands
+JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by nested commands
 
 
-def _numbers(kind):
+def number_list(kind):
     """Parse '700,600' (or a repeated option) into a list of numbers."""
     def convert(ctx, param, values):
         out = []
@@ -339,9 +339,9 @@ class Setting(click.ParamType):
         return (int(numbers[0]), *numbers[1:]) if self.sms else tuple(numbers)
 
 
-def _seeds(ctx, param, values):
+def seed_list(ctx, param, values):
     """Parse '0,1,2' (or a repeated option) into a list of distinct seeds >= 0, in order."""
-    seeds = _numbers(int)(ctx, param, values)
+    seeds = number_list(int)(ctx, param, values)
     if seeds is None:
         return None
     if any(s < 0 for s in seeds):
@@ -353,7 +353,7 @@ def seeds_option(command):
     """--seeds of the evaluations: each seed's runs evaluated on their own, then each figure's
     mean over the seeds with a 95% interval."""
     return click.option(
-        "--seeds", multiple=True, callback=_seeds, metavar="LIST",
+        "--seeds", multiple=True, callback=seed_list, metavar="LIST",
         help="Seeds to evaluate, e.g. 0,1,2: each figure on each seed's runs alone, reported "
              "as the mean over the seeds and the half-width of its 95% interval "
              "(<figure>_ci95 columns: Student's t with n-1 degrees of freedom over the "

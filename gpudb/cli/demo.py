@@ -11,9 +11,9 @@ import click
 
 from gpudb.cli.common import Context, echo, friendly_errors, output_rows, run_progress, writes
 from gpudb.cli.evaluate import (
-    _scope,
-    _step_bar,
-    _suite_label,
+    scope_with_sweep,
+    step_bar,
+    suite_label,
     evaluation_options,
     print_accuracy,
     print_control,
@@ -37,8 +37,8 @@ def demo(obj: Context, gpu, suite):
 
         gpudb demo            # into ./gpudb.duckdb; gpudb --db other.duckdb demo
     """
-    scope = _scope(obj, gpu, suite, do_sweep=True)
-    echo(f"gpudb demo: {_suite_label(scope)} on {scope.gpu} into {obj.path}"
+    scope = scope_with_sweep(obj, gpu, suite, do_sweep=True)
+    echo(f"gpudb demo: {suite_label(scope)} on {scope.gpu} into {obj.path}"
          + (" (synthetic kernels)" if scope.simulated else ""))
     if scope.simulated:
         _readable_demo(obj, scope)
@@ -59,7 +59,7 @@ def _readable_demo(obj: Context, scope) -> None:
     from gpudb.present import demo
     from gpudb.workflows.demo import demo_results
 
-    with run_progress("dynamic optimal runs") as runs, _step_bar("replaying") as replay:
+    with run_progress("dynamic optimal runs") as runs, step_bar("replaying") as replay:
         results = demo_results(obj.path, scope, read_only=obj.read_only, run_progress=runs,
                                replay_progress=replay)
     accuracy, savings, objectives = results.accuracy, results.savings, results.objectives

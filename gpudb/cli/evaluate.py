@@ -8,8 +8,8 @@ import click
 
 from gpudb.cli.common import (
     Context,
-    _gpu_name,
-    _seeds,
+    gpu_name,
+    seed_list,
     echo,
     friendly_errors,
     output_options,
@@ -43,7 +43,7 @@ def evaluation_options(command):
         help="Kernel suite (simulated GPUs: a shipped name or a suite file, default "
              "'default'; measured GPUs: a suite name, default every kernel).")(command)
     return click.option(
-        "--gpu", default="gtx480", show_default=True, callback=_gpu_name,
+        "--gpu", default="gtx480", show_default=True, callback=gpu_name,
         help="GPU: a gpu_id in the database or a shipped simulator configuration; give it "
              "when the database holds measured runs.")(command)
 
@@ -54,7 +54,7 @@ def sweep_option(command):
                              "(simulated GPUs).")(command)
 
 
-def _scope(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
+def scope_with_sweep(obj: Context, gpu: str, suite: str | None, do_sweep: bool,
            seeds: list[int] | None = None):
     """The evaluation's Scope (gpudb.workflows.evaluate.evaluation_scope, which sweeps what
     it lacks), its sweep's notice, progress bar and summary line on the terminal."""
@@ -85,7 +85,7 @@ def _seeds_line(seeds: list[int] | None) -> str | None:
             "with n-1 degrees of freedom over the per-seed figures); seeds: how many")
 
 
-def _suite_label(scope) -> str:
+def suite_label(scope) -> str:
     return f"suite {scope.suite}" if scope.suite else "all kernels"
 
 
@@ -134,7 +134,7 @@ def print_accuracy(obj: Context, scope, base_mhz, granularity: str, fmt: str,
             echo(f"predictors with predictions on these runs: {', '.join(applies) or 'none'}"
                  f"; none from {', '.join(absent)} ({_why_absent(absent, wu_note)})")
         echo(f"MAPE (%) by predictor and target setting, {granularity} granularity, "
-             f"{scope.gpu}, {_suite_label(scope)}:")
+             f"{scope.gpu}, {suite_label(scope)}:")
     output_rows(per_predictor.columns, per_predictor.rows, fmt, "by_predictor")
     _echo_verdict_rule(per_predictor, seeds, fmt)
     if fmt in HUMAN_FORMATS:
@@ -205,7 +205,7 @@ def print_grid_accuracy(obj: Context, scope, base_mhz, base_mem_mhz, folds: int,
     output_rows(per_kernel.columns, per_kernel.rows, fmt, "grid_by_kernel")
 
 
-def _step_bar(label: str):
+def step_bar(label: str):
     """A ``progress(done, total)`` callback for a workflow's steps (a replay's): common's
     run_progress counting steps, with its ETA on a terminal and in a log alike."""
     return run_progress(label, unit="steps")
@@ -225,7 +225,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
         if fmt in HUMAN_FORMATS:
             echo(message, err=True)
 
-    with run_progress("dynamic optimal runs") as runs, _step_bar("replaying") as replay:
+    with run_progress("dynamic optimal runs") as runs, step_bar("replaying") as replay:
         result = control_tables(obj.path, scope, objectives, max_loss_pct,
                                 read_only=obj.read_only, seeds=seeds,
                                 energy_scopes=energy_scopes, run_progress=runs,
@@ -249,7 +249,7 @@ def print_control(obj: Context, scope, objectives: list[str], max_loss_pct: floa
         if fmt in HUMAN_FORMATS:
             echo(f"\n{what}, objective {objective}"
                  + (f" (slowdown bound {max_loss_pct:g}%)" if objective == "energy_perf"
-                          else "") + f", {scope.gpu}, {_suite_label(scope)}"
+                          else "") + f", {scope.gpu}, {suite_label(scope)}"
                  + (f", {ENERGY_SCOPES[energy_scope]}" if energy_scope else "") + ":")
         output_rows(table.columns, table.rows, fmt,
                     objective + (f"_{energy_scope}" if energy_scope else ""))
@@ -294,14 +294,14 @@ def accuracy(obj: Context, gpu, suite, base_mhz, base_mem_mhz, granularity, fold
     against a run of its own seed).
     """
     db.doing("computing evaluate accuracy")
-    scope = _scope(obj, gpu, suite, do_sweep, seeds)
+    scope = scope_with_sweep(obj, gpu, suite, do_sweep, seeds)
     print_accuracy(obj, scope, base_mhz, granularity, fmt, seeds)
     if granularity == "run":
         print_grid_accuracy(obj, scope, base_mhz, base_mem_mhz, folds, fmt)
 
 
 @evaluate.command()
-@click.option("--gpu", default="gtx480", show_default=True, callback=_gpu_name,
+@click.option("--gpu", default="gtx480", show_default=True, callback=gpu_name,
               help="Simulated GPU (a shipped configuration); give it when the database holds "
                    "measured runs.")
 @click.option("--suite", default="default", show_default=True,
@@ -395,16 +395,16 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
     db.doing("computing evaluate classes")
     from gpudb.analysis.evaluate import PAPER_CLASSES, class_tables, length_line
 
-    scope = _scope(obj, gpu, suite, do_sweep)
+    scope = scope_with_sweep(obj, gpu, suite, do_sweep)
     with obj.connection(read_only=True) as con:
         summary, kernels = class_tables(con, scope.gpu, scope.suite)
         length = length_line(con, scope.gpu, scope.suite)
     if not kernels.rows:
-        raise GpudbError(f"no per-interval counters for {scope.gpu} ({_suite_label(scope)}): "
+        raise GpudbError(f"no per-interval counters for {scope.gpu} ({suite_label(scope)}): "
                          "workload classes need simulated runs")
     if fmt in HUMAN_FORMATS:
         echo(f"shares of the time at the highest core P-state by category and paper 000 "
-             f"class ('all' summarises), {scope.gpu}, {_suite_label(scope)}:")
+             f"class ('all' summarises), {scope.gpu}, {suite_label(scope)}:")
     output_rows(summary.columns, summary.rows, fmt, "summary")
     if fmt in HUMAN_FORMATS:
         echo("\nper kernel:")
@@ -449,13 +449,13 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, seeds, 
         gpudb --db sim.duckdb evaluate control --objective edp --seeds 0,1,2
     """
     db.doing("computing evaluate control")
-    print_control(obj, _scope(obj, gpu, suite, do_sweep, seeds),
+    print_control(obj, scope_with_sweep(obj, gpu, suite, do_sweep, seeds),
                   list(objectives) or ["edp", "ed2p", "energy", "energy_perf"], max_loss_pct,
                   fmt, seeds, ("chip", "run") if energy_scope == "both" else (energy_scope,))
 
 
 @evaluate.command("simulator")
-@click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
+@click.option("--gpu", "gpu_id", required=True, callback=gpu_name,
               help="Measured GPU (a gpu_id in the database with profiler metrics).")
 @click.option("--model", default=None,
               help="Simulator configuration that models it (default: <gpu>-sim).")
@@ -476,7 +476,7 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, seeds, 
                    "kernel's power error with parameters fitted on the others (needs scipy).")
 @click.option("--jobs", type=click.IntRange(1), default=None,
               help="Processes simulating (default: one per core).")
-@click.option("--seeds", multiple=True, callback=_seeds, metavar="LIST",
+@click.option("--seeds", multiple=True, callback=seed_list, metavar="LIST",
               help="Seeds of the clones' runs, e.g. 0,1,2: each setting simulated once per "
                    "seed and the times and powers averaged (default: 0).")
 @output_options

@@ -9,15 +9,15 @@ import json
 import click
 
 from gpudb.cli.common import (
-    _JSON_TABLES,
+    JSON_TABLES,
     DEFAULT_TIMEOUT_S,
     KEEP_ON_INTERRUPT,
     TIME_BOUNDED,
     Context,
     Group,
-    _built_aside,
-    _exit_on_interrupt,
-    _exit_on_stop,
+    build_aside,
+    exit_on_interrupt,
+    exit_on_stop,
     echo,
 )
 from gpudb.present import output
@@ -55,11 +55,11 @@ def cli(ctx, db_path, read_only, wide, timeout_s):
         # SIGTERM and SIGHUP unwind like Ctrl-C (the commands that keep work on an
         # interrupt install this around their own work); outside the next, which removes
         # the new file on the way out
-        ctx.with_resource(_exit_on_stop())
+        ctx.with_resource(exit_on_stop())
         # a new file is built aside and put in place on success: not even kill -9 leaves one
-        ctx.with_resource(_built_aside(db_path))
+        ctx.with_resource(build_aside(db_path))
     else:
-        ctx.with_resource(_exit_on_interrupt())
+        ctx.with_resource(exit_on_interrupt())
     ctx.with_resource(trust.no_new_file_on_error(db_path, on_interrupt=all_or_nothing))
     if ctx.invoked_subcommand in TIME_BOUNDED:
         ctx.with_resource(db.time_bound(timeout_s))
@@ -72,7 +72,7 @@ def cli(ctx, db_path, read_only, wide, timeout_s):
 @click.pass_context
 def _print_json_tables(ctx, *_result, **_params):
     """A command's named tables in --format json, as one document, once it has succeeded."""
-    tables = ctx.meta.get(_JSON_TABLES)
+    tables = ctx.meta.get(JSON_TABLES)
     if tables is not None:
         echo(json.dumps(tables, indent=1))
 

@@ -10,8 +10,8 @@ import click
 
 from gpudb.cli.common import (
     Context,
-    _numbers,
-    _seeds,
+    number_list,
+    seed_list,
     echo,
     friendly_errors,
     refuse_unasked_simulation,
@@ -28,17 +28,17 @@ from gpudb.store import db
 @click.option("--suite", default="default", show_default=True,
               help="Kernel suite: a name in fixtures/suites or a TOML path.")
 @click.option("--kernel", "kernels", multiple=True, help="Only this kernel (repeatable).")
-@click.option("--core-mhz", multiple=True, callback=_numbers(float),
+@click.option("--core-mhz", multiple=True, callback=number_list(float),
               help="Core MHz list, e.g. 700,400 (default: every core P-state).")
-@click.option("--mem-mhz", multiple=True, callback=_numbers(float),
+@click.option("--mem-mhz", multiple=True, callback=number_list(float),
               help="Memory MHz list (default: every memory P-state).")
-@click.option("--sms", multiple=True, callback=_numbers(int),
+@click.option("--sms", multiple=True, callback=number_list(int),
               help="SM counts (default: all SMs).")
-@click.option("--ctas", multiple=True, callback=_numbers(int),
+@click.option("--ctas", multiple=True, callback=number_list(int),
               help="CTA limits per SM (default: the hardware limit).")
 @click.option("--interval-instructions", type=click.IntRange(1),
               help="Warp instructions per interval, GPU-wide (default 100000).")
-@click.option("--seed", "seeds", multiple=True, callback=_seeds, metavar="LIST",
+@click.option("--seed", "seeds", multiple=True, callback=seed_list, metavar="LIST",
               help="Random seeds, e.g. 0,1,2: the grid is simulated once per seed "
                    "(default 0).")
 @click.option("--jobs", default=os.cpu_count() or 1, show_default="this machine's CPUs",

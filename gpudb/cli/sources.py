@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from gpudb.cli.common import Context, _gpu_name, _numbers, echo, friendly_errors, writes
+from gpudb.cli.common import Context, gpu_name, number_list, echo, friendly_errors, writes
 from gpudb.cli.main import cli
 from gpudb.present.output import printable
 
@@ -99,7 +99,7 @@ def _echo_reports(reports, describe) -> None:
                    "gpgpusim_power_report__*.log beside each log).")
 @click.option("--experiment", help="Experiment the runs join (default: the directory's name "
               "when one directory is given, else the first log's name).")
-@click.option("--gpu", "gpu_id", callback=_gpu_name,
+@click.option("--gpu", "gpu_id", callback=gpu_name,
               help="gpu_id of the simulated GPU (default: gpgpusim-<SMs>sm).")
 @click.option("--suite", default="gpgpusim", show_default=True,
               help="Kernel suite: kernel_id = '<suite>/<program>:<kernel>:<launch uid>'.")
@@ -143,10 +143,10 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 @cli.command(context_settings={"allow_interspersed_args": False})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED,
                 metavar="-- COMMAND [ARGS]...")
-@click.option("--core-mhz", "core_mhz", required=True, multiple=True, callback=_numbers(int),
+@click.option("--core-mhz", "core_mhz", required=True, multiple=True, callback=number_list(int),
               metavar="LIST",
               help="Core (graphics) clocks to measure at, MHz: 1380,1530 (or repeat it).")
-@click.option("--mem-mhz", "mem_mhz", required=True, multiple=True, callback=_numbers(int),
+@click.option("--mem-mhz", "mem_mhz", required=True, multiple=True, callback=number_list(int),
               metavar="LIST",
               help="Memory clocks to measure at, MHz: 877,1215 (or repeat it).")
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1),
@@ -158,7 +158,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 @click.option("--suite", default="measured", show_default=True,
               help="Kernel suite: kernel_id = '<suite>/<kernel>'.")
 @click.option("--experiment", help="Experiment the runs join (default: measured-<gpu>).")
-@click.option("--gpu", "gpu_id", callback=_gpu_name,
+@click.option("--gpu", "gpu_id", callback=gpu_name,
               help="gpu_id of the GPU (default: NVML's name in lower case, e.g. "
                    "nvidia-a100-sxm4-40gb).")
 @click.option("--device", default=0, show_default=True, type=click.IntRange(min=0),

@@ -8,7 +8,7 @@ import click
 from gpudb.cli.common import (
     Context,
     Setting,
-    _gpu_name,
+    gpu_name,
     echo,
     friendly_errors,
     output_options,
@@ -35,7 +35,7 @@ def train():
 
 
 @train.command()
-@click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
+@click.option("--gpu", "gpu_id", required=True, callback=gpu_name,
               help="GPU whose fixed runs train the model (a gpu_id in the database).")
 @click.option("--base", default=None, type=Setting(sms=True, words=("all",)),
               help="Base setting the model predicts from, or 'all' for one model per setting "
@@ -111,7 +111,7 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
 
 
 @train.command()
-@click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
+@click.option("--gpu", "gpu_id", required=True, callback=gpu_name,
               help="GPU whose fixed runs the parameters are fitted to (a gpu_id in the "
                    "database).")
 @click.option("--base", required=True, type=Setting(),
@@ -152,7 +152,7 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
 
 
 @cli.command()
-@click.option("--gpu", required=True, callback=_gpu_name,
+@click.option("--gpu", required=True, callback=gpu_name,
               help="GPU to calibrate: a shipped simulator configuration (gtx480, gtx980, "
                    "hd7970), or with --from-file a gpu_id in the database.")
 @click.option("--from-file", "from_file", type=click.Path(dir_okay=False, exists=True),
@@ -226,7 +226,7 @@ def _calibrate_simulated(obj: Context, gpu: str, baseline, seed: int, jobs: int)
 
 
 @cli.command("clone")
-@click.option("--gpu", "gpu_id", required=True, callback=_gpu_name,
+@click.option("--gpu", "gpu_id", required=True, callback=gpu_name,
               help="Measured GPU whose kernels to clone (a gpu_id in the database; its runs "
                    "need profiler metrics, as the gtx1080ti mapping stores them).")
 @click.option("--model", default=None,

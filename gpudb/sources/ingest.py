@@ -77,21 +77,21 @@ from gpudb.sources.ingest_read import (  # noqa: F401 - this module's names too
     MAX_CELLS,
     ROW,
     IngestError,
-    _check_regular,
+    check_regular,
     file_sha256,
     read_file,
     sql_str,
 )
 from gpudb.sources.ingest_validate import (  # noqa: F401 - this module's names too
     FileReport,
-    _stage,
-    _Staged,
+    stage_file,
+    Staged,
 )
 from gpudb.sources.ingest_write import (  # noqa: F401 - this module's names too
     RUN_COLUMNS,
-    _check_stored_gpu,
-    _stage_runs,
-    _write,
+    check_stored_gpu,
+    stage_runs,
+    write_staged,
 )
 from gpudb.sources.mapping import Mapping
 from gpudb.store.db import first_row
@@ -126,10 +126,10 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             raise IngestError(f"{mapping.path}: {key}: {problem}")
     exp_name = experiment or mapping.experiment or paths[0].stem
     exp_id = experiment_id(exp_name)
-    _check_stored_gpu(con, mapping)
+    check_stored_gpu(con, mapping)
     now = first_row(con.execute("SELECT CAST(now() AS VARCHAR)"))[0]
     reports: list[FileReport] = []
-    staged: list[tuple[FileReport, _Staged, str]] = []
+    staged: list[tuple[FileReport, Staged, str]] = []
     seen: set[str] = set()
     replacing: list[str] = []
     try:
@@ -138,7 +138,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
                 progress(str(path))
             report = FileReport(str(path))
             reports.append(report)
-            _check_regular(path)
+            check_regular(path)
             sha = file_sha256(path)
             report.sha256 = sha
             before = first_row(con.execute("SELECT CAST(ingested_at AS DATE) FROM ingest_file "
@@ -152,10 +152,10 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
                 continue
             seen.add(sha)
             view = f"_gpudb_ingest_{i}"
-            stage = _stage(con, path, mapping, view)
+            stage = stage_file(con, path, mapping, view)
             stage.sha256 = sha
             stage.runs = f"_gpudb_runs_{i}"
-            _stage_runs(con, stage, view, exp_id, now)
+            stage_runs(con, stage, view, exp_id, now)
             report.rows = stage.table.num_rows
             report.inputs = {name: len(values) - values.null_count
                              for name, values in stage.inputs.items()}
@@ -165,7 +165,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             staged.append((report, stage, view))
         if not staged:
             return reports
-        _write(con, mapping, staged, exp_id, exp_name, now, __version__, replacing)
+        write_staged(con, mapping, staged, exp_id, exp_name, now, __version__, replacing)
     finally:
         for i in range(len(paths)):
             con.unregister(f"_gpudb_ingest_{i}")

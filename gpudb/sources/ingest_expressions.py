@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpudb.sources.ingest_read import ROW, IngestError, _bad_number
+from gpudb.sources.ingest_read import ROW, IngestError, bad_number
 from gpudb.sources.mapping import Derived, Mapping
 from gpudb.store.db import first_row
 
@@ -131,7 +131,7 @@ class Expressions:
             pa.types.is_string(table.field(i).type)
             or pa.types.is_large_string(table.field(i).type))]
         bad = first_row(self.con.execute("SELECT " + ", ".join(
-            f"count(*) FILTER (WHERE {_bad_number(f'_c{i}', False)})" for i in text)
+            f"count(*) FILTER (WHERE {bad_number(f'_c{i}', False)})" for i in text)
             + " FROM _gpudb_file")) if text else []
         numbers = {i for i, n in zip(text, bad, strict=True) if n == 0}
         select = [(f"TRY_CAST(_c{i} AS DOUBLE)" if i in numbers else f"_c{i}")

@@ -91,7 +91,7 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _check_regular(path: Path) -> None:
+def check_regular(path: Path) -> None:
     """Refuse a path that is missing or not a regular file (a FIFO would hang the read, a
     device such as /dev/zero never ends) before anything opens it."""
     try:
@@ -260,14 +260,14 @@ def _read_labelled(path: Path, mapping: Mapping) -> tuple[pa.Table, Lines]:
             Lines(np.array(lines, dtype=np.int64)))
 
 
-def _where(path: Path, lines: Lines, row: int, column: str) -> str:
+def cell_location(path: Path, lines: Lines, row: int, column: str) -> str:
     return f"{path}: {lines.at(row)}, column {column!r}"
 
 
 _SPACE = ' \t\r\n\v\f'
 
 
-def _trim(column: str) -> str:
+def trim_sql(column: str) -> str:
     """SQL: the (view) column as text without white space at either end (tabs included).
     trim with a set of characters costs several times a regular expression that finds
     nothing to trim, the usual case."""
@@ -276,8 +276,8 @@ def _trim(column: str) -> str:
             f"THEN trim({text}, '{_SPACE}') ELSE {text} END")
 
 
-def _blank(column: str) -> str:
-    """SQL: the (view) column holds only white space, i.e. its _trim is '' (the test does not
+def blank_sql(column: str) -> str:
+    """SQL: the (view) column holds only white space, i.e. its trim_sql is '' (the test does not
     build the trimmed text, so costs a fraction of it)."""
     return f"(NOT regexp_matches({column}::VARCHAR, '[^{_SPACE}]'))"
 
@@ -286,7 +286,7 @@ def _blank(column: str) -> str:
 _NUMBER = r"\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*"
 
 
-def _bad_number(column: str, typed: bool) -> str:
+def bad_number(column: str, typed: bool) -> str:
     """SQL: the (view) column holds a value that is not a finite number."""
     value = f"TRY_CAST({column} AS DOUBLE)"
     text = "" if typed else f"NOT regexp_full_match({column}, '{_NUMBER}') OR "

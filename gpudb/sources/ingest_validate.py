@@ -20,9 +20,9 @@ from gpudb.sources.ingest_read import (
     ROW,
     IngestError,
     Lines,
-    _bad_number,
-    _blank,
-    _where,
+    bad_number,
+    blank_sql,
+    cell_location,
     SHOWN_ROWS,
     offending,
     read_file,
@@ -89,7 +89,7 @@ class FileReport:
 
 
 @dataclass
-class _Staged:
+class Staged:
     path: Path
     sha256: str
     table: pa.Table
@@ -118,7 +118,7 @@ class _Staged:
 def _count_numbers(con: duckdb.DuckDBPyConnection, table: pa.Table, columns: list[str],
                    typed: set[str], view: str) -> list[int]:
     """For each of ``columns`` of ``table`` (positional names), how many values are not a
-    finite number (:func:`_bad_number`) and how many are not NULL, flat: [bad, present, ...].
+    finite number (:func:`bad_number`) and how many are not NULL, flat: [bad, present, ...].
 
     In batches of columns, each over a view of its own: one query over a thousand columns
     takes DuckDB time and memory that grow faster than the columns, and a query over the
@@ -132,7 +132,7 @@ def _count_numbers(con: duckdb.DuckDBPyConnection, table: pa.Table, columns: lis
         if numbers:
             con.register(view, table.select(numbers))
             row = first_row(con.execute("SELECT " + ", ".join(
-                f"count(*) FILTER (WHERE {_bad_number(c, True)}), count({c})"
+                f"count(*) FILTER (WHERE {bad_number(c, True)}), count({c})"
                 for c in numbers) + f" FROM {view}"))
             counts.update({c: (row[2 * i], row[2 * i + 1]) for i, c in enumerate(numbers)})
         text = [c for c in batch if c not in typed]
@@ -143,7 +143,7 @@ def _count_numbers(con: duckdb.DuckDBPyConnection, table: pa.Table, columns: lis
             which = np.repeat(np.arange(len(text), dtype=np.int32), table.num_rows)
             con.register(view, pa.table({"k": which, "v": values}))
             for k, bad, present in con.execute(
-                    f"SELECT k, count(*) FILTER (WHERE {_bad_number('v', False)}), count(v) "
+                    f"SELECT k, count(*) FILTER (WHERE {bad_number('v', False)}), count(v) "
                     f"FROM {view} GROUP BY k").fetchall():
                 counts[text[k]] = (bad, present)
         con.unregister(view)
@@ -202,7 +202,7 @@ def _check_file_gpu(path: Path, lines: Lines, mapping: Mapping,
             value = text[row - 1].as_py()
             shown = value if len(value) <= 80 else value[:77] + "..."
             raise IngestError(
-                f"{_where(path, lines, row, column)}: the file measured {shown!r}, which "
+                f"{cell_location(path, lines, row, column)}: the file measured {shown!r}, which "
                 f"is not the GPU of {mapping.path} ([gpu] {gpu['gpu_id']!r}, "
                 f"{gpu['name']!r}): use that GPU's mapping, or a [gpu] naming it"
                 + rows_note(lines, rows[:5].tolist(), len(rows)))
@@ -229,7 +229,7 @@ def _normalise(path: Path, lines: Lines, table: pa.Table, required: set[str]
                     column, pa.scalar(_INT64_MAX, pa.uint64())), False)) + 1
                 if len(over):
                     row = int(over[0])
-                    raise IngestError(f"{_where(path, lines, row, name)}: "
+                    raise IngestError(f"{cell_location(path, lines, row, name)}: "
                                       f"{column[row - 1].as_py()} is beyond the int64 range"
                                       + rows_note(lines, over[:5].tolist(), len(over)))
             elif not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
@@ -246,9 +246,9 @@ def _normalise(path: Path, lines: Lines, table: pa.Table, required: set[str]
     return pa.table(columns, names=names)
 
 
-def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: str) -> _Staged:
+def stage_file(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: str) -> Staged:
     """Read and validate one file; register it as `view` (the columns gpudb reads, under
-    positional names, see _Staged.sql) with a 1-based row column."""
+    positional names, see Staged.sql) with a 1-based row column."""
     raw, lines = read_file(path, mapping)
     if raw.num_rows == 0:
         raise IngestError(f"{path}: no data rows")
@@ -280,18 +280,18 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
                                                         dtype=np.int64))))
 
     numeric = [m.column for m in mapping.measures().values()]
-    typed = {f.name for f in table.schema if _is_number_type(f)}
+    typed = {f.name for f in table.schema if is_number_type(f)}
     required = mapping.kernel + tuple(numeric)
     # One scan finds the first empty cell of every required column.
     def is_empty(c: str) -> str:
-        return f"({sql[c]} IS NULL" + ("" if c in typed else f" OR {_blank(sql[c])}") + ")"
+        return f"({sql[c]} IS NULL" + ("" if c in typed else f" OR {blank_sql(sql[c])}") + ")"
 
     empty = first_row(con.execute("SELECT " + ", ".join(
         f"min({ROW}) FILTER (WHERE {is_empty(c)})" for c in required) + f" FROM {view}"))
     for column, row in zip(required, empty, strict=True):
         if row is not None:
             rows, total = offending(con, view, is_empty(column))
-            raise IngestError(f"{_where(path, lines, row, column)} is empty"
+            raise IngestError(f"{cell_location(path, lines, row, column)} is empty"
                               + rows_note(lines, rows, total))
 
     # Every candidate metric column: numeric in Parquet, or text that parses everywhere.
@@ -312,12 +312,12 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
             con.register(one, pa.table({"v": table.column(column), ROW: pa.array(
                 np.arange(1, table.num_rows + 1, dtype=np.int64))}))
             try:
-                rows, _ = offending(con, one, _bad_number('v', column in typed))
+                rows, _ = offending(con, one, bad_number('v', column in typed))
                 value = first_row(con.execute(f"SELECT v::VARCHAR FROM {one} WHERE {ROW} = ?",
                                               [rows[0]]))[0]
             finally:
                 con.unregister(one)
-            raise IngestError(f"{_where(path, lines, rows[0], column)}: {value!r} is not a "
+            raise IngestError(f"{cell_location(path, lines, rows[0], column)}: {value!r} is not a "
                               "finite number" + rows_note(lines, rows, bad))
         if not is_required:
             metric_columns.append(column)
@@ -345,7 +345,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
                 f"SELECT {sql[column]}::VARCHAR FROM {view} WHERE {ROW} = ?", [row]))[0]
             rows, total = offending(con, view,
                                     f"NOT (TRY_CAST({sql[column]} AS DOUBLE) {test})")
-            raise IngestError(f"{_where(path, lines, row, column)}: {value!r} {message}"
+            raise IngestError(f"{cell_location(path, lines, row, column)}: {value!r} {message}"
                               + rows_note(lines, rows, total))
     if mapping.n_sm is not None:
         n_sm = f"TRY_CAST({sql[mapping.n_sm.column]} AS DOUBLE)"
@@ -353,12 +353,12 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: s
         if rows:
             value = first_row(con.execute(f"SELECT {sql[mapping.n_sm.column]}::VARCHAR FROM "
                                           f"{view} WHERE {ROW} = ?", [rows[0]]))[0]
-            raise IngestError(f"{_where(path, lines, rows[0], mapping.n_sm.column)}: "
+            raise IngestError(f"{cell_location(path, lines, rows[0], mapping.n_sm.column)}: "
                               f"{value!r} is not a whole number of SMs"
                               + rows_note(lines, rows, total))
 
     kept = set(metric_columns) | set(empty_columns)  # sets: 10,000 columns ask each
-    return _Staged(path, "", table, metric_columns, mapping, lines, sql=sql, inputs=inputs,
+    return Staged(path, "", table, metric_columns, mapping, lines, sql=sql, inputs=inputs,
                    inputs_as_metric=as_metric,
                    text=[c for c in raw.column_names if c in mapping.text or (
                        c in candidates and c not in kept)],
@@ -439,7 +439,7 @@ def _stage_inputs(path: Path, lines: Lines, mapping: Mapping, raw: pa.Table,
     return values, frozenset(as_metric)
 
 
-def _parsed(con: duckdb.DuckDBPyConnection, table: pa.Table, text: list[str], view: str
+def parsed_columns(con: duckdb.DuckDBPyConnection, table: pa.Table, text: list[str], view: str
             ) -> dict[str, pa.ChunkedArray]:
     """The text columns ``text`` of ``table`` (validated numbers) as DOUBLE by DuckDB's CAST,
     in file order: stacked into one column per batch, so a wide file costs one cast of few
@@ -466,7 +466,7 @@ def _parsed(con: duckdb.DuckDBPyConnection, table: pa.Table, text: list[str], vi
     return parsed
 
 
-def _is_number_type(field: pa.Field) -> bool:
+def is_number_type(field: pa.Field) -> bool:
     return (pa.types.is_integer(field.type) or pa.types.is_floating(field.type)
             or pa.types.is_decimal(field.type))
 
@@ -492,7 +492,7 @@ def number_repeats(rows: str, mapping: Mapping) -> str:
               FROM ({rows}))"""
 
 
-def check_repeats(con: duckdb.DuckDBPyConnection, stage: _Staged) -> dict[str, int]:
+def check_repeats(con: duckdb.DuckDBPyConnection, stage: Staged) -> dict[str, int]:
     """Refuse a file whose staged runs (stage.runs) measure one kernel twice at one setting,
     naming every such row by count and the first few by line; else the labels numbered by
     number_repeats (kernel name -> most rows at one setting)."""

@@ -13,16 +13,16 @@ import pyarrow.compute as pc
 from gpudb.sources.ingest_read import (
     ROW,
     IngestError,
-    _trim,
-    _where,
+    trim_sql,
+    cell_location,
     offending,
     rows_note,
     sql_str,
 )
 from gpudb.sources.ingest_validate import (
-    _is_number_type,
-    _parsed,
-    _Staged,
+    is_number_type,
+    parsed_columns,
+    Staged,
     check_repeats,
     number_repeats,
 )
@@ -37,7 +37,7 @@ def _num(measure: Derived, sql: dict[str, str]) -> str:
 
 
 def _kernel_expr(mapping: Mapping, sql: dict[str, str]) -> str:
-    parts = ", ".join(_trim(sql[c]) for c in mapping.kernel)
+    parts = ", ".join(trim_sql(sql[c]) for c in mapping.kernel)
     return f"concat_ws(':', {parts})"
 
 
@@ -91,7 +91,7 @@ def _run_rows(mapping: Mapping, sql: dict[str, str], view: str) -> str:
         FROM {view}"""
 
 
-def _stage_runs(con, stage: _Staged, view: str, exp_id: str, now: str) -> None:
+def stage_runs(con, stage: Staged, view: str, exp_id: str, now: str) -> None:
     """Materialise a validated file's run rows, with their run_id and row number, as the
     temporary table stage.runs (readers that need file order sort by _row; the columns
     equal for every run are in stage.constants), and refuse values that unit conversion
@@ -111,7 +111,7 @@ def _stage_runs(con, stage: _Staged, view: str, exp_id: str, now: str) -> None:
     stage.repeats = check_repeats(con, stage)
 
 
-def _check_converted(con, stage: _Staged, view: str) -> None:
+def _check_converted(con, stage: Staged, view: str) -> None:
     """Refuse a value that is positive and finite as written but not after conversion to
     gpudb's unit (an overflow to inf, an underflow to 0), naming file, row and column."""
     mapping = stage.mapping
@@ -132,7 +132,7 @@ def _check_converted(con, stage: _Staged, view: str) -> None:
             f"SELECT r.{stored}, v.{stage.sql[measure.column]}::VARCHAR, "
             f"v.{stage.sql[mapping.time.column]}::VARCHAR FROM {stage.runs} AS r "
             f"JOIN {view} AS v ON v.{ROW} = r._row WHERE r._row = ?", [row]))
-        where = _where(stage.path, stage.lines, row, measure.column)
+        where = cell_location(stage.path, stage.lines, row, measure.column)
         if stored == "energy_j" and mapping.energy is None:
             raise IngestError(f"{where}: {value!r} {measure.unit} for {time!r} "
                               f"{mapping.time.unit} is {converted!r} J of energy, not a finite "
@@ -164,7 +164,7 @@ _GPU_FACTS = ("name", "n_sm", "max_warps_per_sm", "max_ctas_per_sm", "nominal_co
               "nominal_mem_mhz")
 
 
-def _check_stored_gpu(con: duckdb.DuckDBPyConnection, mapping: Mapping) -> None:
+def check_stored_gpu(con: duckdb.DuckDBPyConnection, mapping: Mapping) -> None:
     """A mapping's [gpu] naming a GPU the database holds must say what the database says of
     it (ingest-log refuses a log whose SM count differs the same way): otherwise one gpu_id
     would hold runs of two GPUs, e.g. of 40 SMs and of 2."""
@@ -181,7 +181,7 @@ def _check_stored_gpu(con: duckdb.DuckDBPyConnection, mapping: Mapping) -> None:
                               "name another gpu_id, or the GPU as stored")
 
 
-def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str,
+def _metric_rows(con, mapping: Mapping, stage: Staged, view: str,
                  some_present: bool) -> pa.Table:
     """Long-format (run_id, _new, name, value) rows of a staged file's metric columns and
     [inputs] (those not already a metric column); _new: the run was not stored before this
@@ -194,8 +194,8 @@ def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str,
     new = ("run_id NOT IN (SELECT run_id FROM _gpudb_present)" if some_present else "true")
     ids = con.sql(f"SELECT run_id, {new} AS _new "
                   f"FROM {stage.runs} ORDER BY _row").to_arrow_table()
-    text = [c for c in stage.metric_columns if not _is_number_type(stage.table.schema.field(c))]
-    parsed = _parsed(con, stage.table, text, f"{view}_text")
+    text = [c for c in stage.metric_columns if not is_number_type(stage.table.schema.field(c))]
+    parsed = parsed_columns(con, stage.table, text, f"{view}_text")
     # integers beyond 2**53 lose their last digits as DOUBLE (metric.value), like in SQL
     values = [pc.cast(parsed[c] if c in parsed else stage.table.column(c),
                       pa.float64(), safe=False) for c in stage.metric_columns]
@@ -216,7 +216,7 @@ def _metric_rows(con, mapping: Mapping, stage: _Staged, view: str,
     })
 
 
-def _write_metrics(con, mapping: Mapping, stage: _Staged, view: str, some_present: bool) -> int:
+def _write_metrics(con, mapping: Mapping, stage: Staged, view: str, some_present: bool) -> int:
     """Insert a staged file's metrics; returns the number of metric rows added.
 
     Arrow filters copy every string of the table, so they run only where needed: no NULL
@@ -238,7 +238,7 @@ def _write_metrics(con, mapping: Mapping, stage: _Staged, view: str, some_presen
     return added
 
 
-def _write(con, mapping, staged, exp_id, exp_name, now, version,
+def write_staged(con, mapping, staged, exp_id, exp_name, now, version,
            replacing: list[str] | None = None) -> None:
     """Write the staged files in one transaction; ``replacing``: SHA-256s of files ingested
     before whose runs (with everything derived from them) the new ones replace, deleted in
@@ -260,7 +260,7 @@ def _write(con, mapping, staged, exp_id, exp_name, now, version,
 
 def _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host,
                replacing: list[str]) -> dict[str, list[str]] | None:
-    """The write of :func:`_write`; returns what the replaced runs touched (None: nothing
+    """The write of :func:`write_staged`; returns what the replaced runs touched (None: nothing
     was replaced)."""
     touched = None
     with atomic(con):

@@ -59,14 +59,14 @@ from gpudb.sources.measure_sampling import (  # noqa: F401
     CLOCK_TOLERANCE,
     SAMPLE_INTERVAL_S,
     Measurement,
-    _Samples,
+    PowerSamples,
     check_clocks,
     integrate_power,
     run_once,
 )
 from gpudb.sources.measure_storage import (  # noqa: F401
     Target,
-    _check_target,
+    check_target,
     default_experiment,
     gpu_id_of,
     kernel_name,
@@ -302,7 +302,7 @@ def measure(con: duckdb.DuckDBPyConnection, gpu: Gpu, command: Sequence[str],
         raise GpudbError("no command to measure: give it after --, e.g. -- ./app --size 4096")
     if shutil.which(command[0]) is None:  # refused before the clocks change
         raise GpudbError(f"cannot run {command[0]}: no such executable file")
-    _check_target(con, target)
+    check_target(con, target)
     stored = added = 0
     changed = False
     try:

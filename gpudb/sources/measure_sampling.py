@@ -28,7 +28,7 @@ def integrate_power(samples: Sequence[tuple[int, float]], end_ns: int) -> float:
 
 
 @dataclass
-class _Samples:
+class PowerSamples:
     """What the sampling thread saw: power (time_ns, mW) when sampling it, clocks (MHz) and
     the OR of the clock-event reasons."""
 
@@ -46,7 +46,7 @@ class _Sampler:
     def __init__(self, gpu: Gpu, power: bool, interval_s: float):
         self._gpu, self._power, self._interval = gpu, power, interval_s
         self._stop = threading.Event()
-        self.samples = _Samples()
+        self.samples = PowerSamples()
         self._thread = threading.Thread(target=self._loop, name="gpudb-measure-sampler",
                                         daemon=True)
 
@@ -70,7 +70,7 @@ class _Sampler:
         self._sample()
         self._thread.start()
 
-    def stop(self) -> _Samples:
+    def stop(self) -> PowerSamples:
         self._stop.set()
         self._thread.join()
         if self.samples.error is not None:
@@ -89,7 +89,7 @@ class Measurement:
     energy_j: float
     energy_from_counter: bool
     lock_method: str
-    samples: _Samples
+    samples: PowerSamples
 
 
 def run_once(gpu: Gpu, command: Sequence[str], setting: Setting, repetition: int,

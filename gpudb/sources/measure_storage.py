@@ -44,7 +44,7 @@ class Target:
     n_sm: int
 
 
-def _check_target(con: duckdb.DuckDBPyConnection, target: Target) -> None:
+def check_target(con: duckdb.DuckDBPyConnection, target: Target) -> None:
     stored = first_row(con.execute(
         "SELECT simulator, (SELECT count(*) FROM run WHERE experiment_id = e.experiment_id AND "
         "source = 'sim') FROM experiment AS e WHERE experiment_id = ?",

@@ -27,7 +27,7 @@ _ERROR_KIND = re.compile(r"^(?:[A-Z][A-Za-z]* )+Error: ")
 _HINTS = ("Did you mean", "Candidate bindings")
 
 
-_BOOTSTRAP = """
+BOOTSTRAP = """
 CREATE TABLE IF NOT EXISTS gpudb_migration (
     version        INTEGER PRIMARY KEY,
     name           TEXT NOT NULL,

@@ -33,7 +33,7 @@ import duckdb
 
 from gpudb.store import trust, udfs
 from gpudb.store.base import (  # noqa: F401 - the store's names, imported from here too
-    _BOOTSTRAP,
+    BOOTSTRAP,
     DEFAULT_DB,
     MEMORY,
     GpudbError,
@@ -271,7 +271,7 @@ def _views_digest(files: list[Path]) -> str:
     return digest.hexdigest()
 
 
-def _open_error(path: str, exc: duckdb.Error) -> GpudbError:
+def open_error(path: str, exc: duckdb.Error) -> GpudbError:
     text = str(exc)
     holder = _LOCK_HOLDER.search(text)
     if holder:
@@ -485,7 +485,7 @@ def connect(path: str | os.PathLike | None = None,
     except duckdb.Error as exc:
         if opened != target:  # DuckDB's message names the temporary file: name the target
             exc = type(exc)(str(exc).replace(opened, target))
-        raise _open_error(target, exc) from None
+        raise open_error(target, exc) from None
     if created:
         trust.note_created(opened)
     for bound in [*_BOUND, *_SIGNAL_WATCHERS]:
@@ -506,7 +506,7 @@ def connect(path: str | os.PathLike | None = None,
             trust.refuse_altered_tables(con, target, applied)
         udfs.register(con)
         if not read_only:
-            con.execute(_BOOTSTRAP)
+            con.execute(BOOTSTRAP)
             _migrate(con, pending)
         _apply_views(con, read_only)
         if not read_only and writer != __version__:

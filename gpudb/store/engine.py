@@ -17,7 +17,7 @@ from sqlalchemy import event
 
 from gpudb.store import udfs
 from gpudb.store.db import (
-    _open_error,
+    open_error,
     connect,
     connection_config,
     default_path,
@@ -45,7 +45,7 @@ def engine(path: str | os.PathLike | None = None, read_only: bool = False) -> sq
             return ConnectionWrapper(duckdb.connect(opened_path(target), read_only=read_only,
                                                     config=connection_config()))
         except duckdb.Error as exc:
-            raise _open_error(target, exc) from None
+            raise open_error(target, exc) from None
 
     eng = sqlalchemy.create_engine(f"duckdb:///{target}", creator=open_connection)
     event.listen(eng, "connect", _register_udfs)

@@ -24,7 +24,7 @@ import duckdb
 
 from gpudb.store import base
 from gpudb.store.base import (
-    _BOOTSTRAP,
+    BOOTSTRAP,
     MEMORY,
     GpudbError,
     default_path,
@@ -470,7 +470,7 @@ def _definitions_at(versions: tuple[int, ...]) -> dict[str, dict]:
     """gpudb's tables as its migrations ``versions`` define them (a scratch database)."""
     scratch = duckdb.connect(config=dict(locked_down()))
     try:
-        scratch.execute(_BOOTSTRAP)
+        scratch.execute(BOOTSTRAP)
         for migration in migrations():
             if migration.version in versions:
                 scratch.execute(migration.sql)

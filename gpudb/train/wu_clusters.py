@@ -12,7 +12,7 @@ import numpy as np
 
 from gpudb.predictors import wu
 from gpudb.store.db import GpudbError
-from gpudb.train.wu_data import _Data
+from gpudb.train.wu_data import Data
 
 KMEANS_INITS = 10
 
@@ -23,7 +23,7 @@ MLP_MAX_ITER = 2000
 MLP_ALPHA = 1e-4
 
 
-def _sklearn():
+def sklearn_module():
     try:
         import sklearn
         from sklearn.cluster import KMeans
@@ -37,7 +37,7 @@ def _sklearn():
 
 
 @dataclass
-class _ClusterSet:
+class ClusterSet:
     quantity: str
     kind: str                    # 'freq' or 'cu'
     n_sm: int | None             # CU count of a 'freq' set
@@ -73,8 +73,8 @@ def _classifier(x: np.ndarray, labels: np.ndarray, seed: int, mlp_cls, warning_c
     return wu.mlp_layers(mlp.coefs_, mlp.intercepts_, k)
 
 
-def _sets(data: _Data, quantity: str, train_idx: np.ndarray, base_idx: tuple[int, int, int],
-          x: np.ndarray, clusters: int, seed: int, sk) -> tuple[list[_ClusterSet], float]:
+def _sets(data: Data, quantity: str, train_idx: np.ndarray, base_idx: tuple[int, int, int],
+          x: np.ndarray, clusters: int, seed: int, sk) -> tuple[list[ClusterSet], float]:
     """Cluster sets and classifiers of one quantity, and the oracle classifier's training MAPE
     (%): each training kernel predicted with the centroids of its own k-means clusters
     (paper 002 section V-B2)."""
@@ -91,7 +91,7 @@ def _sets(data: _Data, quantity: str, train_idx: np.ndarray, base_idx: tuple[int
         labels, centroids, inertia = _cluster(vectors, clusters, seed, kmeans_cls)
         layers = (_classifier(x, labels, seed, mlp_cls, warning_cls)
                   if len(centroids) > 1 else None)
-        sets.append(_ClusterSet(quantity, kind, n_sm, labels, centroids, inertia, layers))
+        sets.append(ClusterSet(quantity, kind, n_sm, labels, centroids, inertia, layers))
         return centroids[labels]
 
     if n_core * n_mem > 1:
@@ -113,9 +113,9 @@ def _sets(data: _Data, quantity: str, train_idx: np.ndarray, base_idx: tuple[int
     return sets, 100.0 * float(np.mean(errors))
 
 
-def _fit(data: _Data, measured: dict[str, np.ndarray], train: list[str],
+def fit_clusters(data: Data, measured: dict[str, np.ndarray], train: list[str],
          base_idx: tuple[int, int, int], quantities: list[str], clusters: int, seed: int,
-         sk) -> tuple[list[_ClusterSet], dict[str, float], np.ndarray, np.ndarray]:
+         sk) -> tuple[list[ClusterSet], dict[str, float], np.ndarray, np.ndarray]:
     """Fit the model on the training kernels: (cluster sets with their networks, oracle
     classifier's training MAPE (%) per quantity, and the features' min-max normalisation
     bounds, low and high)."""

@@ -62,7 +62,7 @@ QUANTITIES = ("time", "power")
 
 
 @dataclass
-class _Data:
+class Data:
     """One GPU's fixed runs on a full grid, per kernel: values[q] has shape
     (kernels, n_cu, n_core, n_mem)."""
 
@@ -106,8 +106,8 @@ def training_kernels(con: duckdb.DuckDBPyConnection, gpu_id: str, suite: str | N
     return chosen
 
 
-def _load_grid(con: duckdb.DuckDBPyConnection, gpu_id: str, power: bool,
-               kernels: list[str] | None = None) -> _Data:
+def load_grid(con: duckdb.DuckDBPyConnection, gpu_id: str, power: bool,
+               kernels: list[str] | None = None) -> Data:
     """Average time (ns) and power (W) of every kernel (of ``kernels``, kernel ids, if given)
     at every fixed setting of the GPU; kernels missing a setting of the full grid are
     excluded."""
@@ -164,7 +164,7 @@ def _load_grid(con: duckdb.DuckDBPyConnection, gpu_id: str, power: bool,
             raise GpudbError(f"no kernel of GPU {gpu_id!r} has energy_j at every setting: "
                              "train without power")
         excluded.update({k: "a run without energy_j (needed for power)" for k in no_energy})
-    return _Data(kernels, cu, core, mem, values, excluded, data_sha256)
+    return Data(kernels, cu, core, mem, values, excluded, data_sha256)
 
 
 def default_features(con: duckdb.DuckDBPyConnection, gpu_id: str,
@@ -202,7 +202,7 @@ def default_features(con: duckdb.DuckDBPyConnection, gpu_id: str,
     return names
 
 
-def _base_features(con, gpu_id: str, base: tuple[int, float, float],
+def base_features(con, gpu_id: str, base: tuple[int, float, float],
                    features: list[str]) -> dict[str, np.ndarray]:
     """kernel -> feature vector (order of ``features``) at the base setting, averaged over
     repeated base runs; kernels missing a feature are left out."""
@@ -227,7 +227,7 @@ def _base_features(con, gpu_id: str, base: tuple[int, float, float],
     return {k: v for k, v in found.items() if np.isfinite(v).all()}
 
 
-def _split(kernels: list[str], train_fraction: float, seed: int) -> tuple[list[str], list[str]]:
+def split_kernels(kernels: list[str], train_fraction: float, seed: int) -> tuple[list[str], list[str]]:
     """Random kernel split (paper 002 section IV), reproducible for a seed."""
     order = np.random.default_rng(seed).permutation(len(kernels))
     n_train = min(len(kernels), max(1, round(train_fraction * len(kernels))))
@@ -235,7 +235,7 @@ def _split(kernels: list[str], train_fraction: float, seed: int) -> tuple[list[s
     return train, sorted(kernels[i] for i in order[n_train:])
 
 
-def _base_setting(data: _Data, gpu_id: str, base: tuple[int, float, float] | None
+def base_setting(data: Data, gpu_id: str, base: tuple[int, float, float] | None
                   ) -> tuple[tuple[int, float, float], tuple[int, int, int]]:
     """The base setting (None: the grid's highest) and its (cu, core, mem) index on the grid."""
     if base is None:
@@ -252,7 +252,7 @@ def _base_setting(data: _Data, gpu_id: str, base: tuple[int, float, float] | Non
     return base, base_idx
 
 
-def _eligible(data: _Data, measured: dict[str, np.ndarray],
+def eligible_kernels(data: Data, measured: dict[str, np.ndarray],
               gpu_id: str) -> tuple[dict[str, str], list[str]]:
     """(kernel -> why it is left out, the kernels left to split): a kernel needs the full grid
     of runs (and energy, for power) and every feature at the base setting."""
@@ -270,5 +270,5 @@ def grid_settings(con: duckdb.DuckDBPyConnection, gpu_id: str,
                   kernels: list[str] | None = None) -> list[tuple[int, float, float]]:
     """Every (SM count, core MHz, memory MHz) of a GPU's full grid of fixed runs (of
     ``kernels``, kernel ids, if given)."""
-    data = _load_grid(con, gpu_id, power=False, kernels=kernels)
+    data = load_grid(con, gpu_id, power=False, kernels=kernels)
     return [(int(c), float(e), float(m)) for c in data.cu for e in data.core for m in data.mem]

@@ -36,23 +36,23 @@ from gpudb.train.wu_clusters import (
     KMEANS_INITS,
     MLP_ALPHA,
     MLP_MAX_ITER,
-    _fit,
-    _sklearn,
+    fit_clusters,
+    sklearn_module,
 )
 from gpudb.train.wu_data import (  # noqa: F401 - SIM_FEATURES: this module's too
     SIM_FEATURES,
-    _base_features,
-    _base_setting,
-    _eligible,
-    _load_grid,
-    _split,
+    base_features,
+    base_setting,
+    eligible_kernels,
+    load_grid,
+    split_kernels,
     default_features,
     grid_settings,
     training_kernels,
 )
 from gpudb.train.wu_storage import (  # noqa: F401 - validation_table: this module's too
-    _store_and_validate,
-    _tables,
+    store_and_validate,
+    model_tables,
     validation_table,
 )
 
@@ -138,18 +138,18 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
         raise GpudbError(f"train fraction must be in (0, 1], got {train_fraction}")
     if clusters < 1:
         raise GpudbError(f"clusters must be at least 1, got {clusters}")
-    sk = _sklearn()
+    sk = sklearn_module()
     selection = training_kernels(con, gpu_id, suite, kernels)
-    data = _load_grid(con, gpu_id, power, selection)
-    base, base_idx = _base_setting(data, gpu_id, base)
+    data = load_grid(con, gpu_id, power, selection)
+    base, base_idx = base_setting(data, gpu_id, base)
     # dict.fromkeys: a name given twice would be two inputs fed the same value
     features = (list(dict.fromkeys(features)) if features
                 else default_features(con, gpu_id, base, selection))
-    measured = _base_features(con, gpu_id, base, features)
-    excluded, eligible = _eligible(data, measured, gpu_id)
-    train, validation = _split(eligible, train_fraction, seed)
+    measured = base_features(con, gpu_id, base, features)
+    excluded, eligible = eligible_kernels(data, measured, gpu_id)
+    train, validation = split_kernels(eligible, train_fraction, seed)
     quantities = ["time", "power"] if power else ["time"]
-    sets, oracle, low, high = _fit(data, measured, train, base_idx, quantities, clusters, seed,
+    sets, oracle, low, high = fit_clusters(data, measured, train, base_idx, quantities, clusters, seed,
                                    sk)
 
     version, *_ = sk
@@ -168,8 +168,8 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
         "created_at": datetime.now(timezone.utc), "gpudb_version": __version__,
         "oracle_time_mape_pct": oracle["time"], "oracle_power_mape_pct": oracle.get("power"),
     }
-    tables = _tables(model_id, data, sets, train, train + validation, features, low, high)
-    errors = _store_and_validate(con, model_row, tables, power, started)
+    tables = model_tables(model_id, data, sets, train, train + validation, features, low, high)
+    errors = store_and_validate(con, model_row, tables, power, started)
     notes = ([] if validation else
              ["no validation kernels (train fraction 1): validation error undefined"])
     if selection is not None:

@@ -12,11 +12,11 @@ import numpy as np
 import pyarrow as pa
 
 from gpudb.store.db import GpudbError, atomic, first_row
-from gpudb.train.wu_clusters import _ClusterSet
-from gpudb.train.wu_data import _Data
+from gpudb.train.wu_clusters import ClusterSet
+from gpudb.train.wu_data import Data
 
 
-def _tables(model_id: str, data: _Data, sets: list[_ClusterSet], train: list[str],
+def model_tables(model_id: str, data: Data, sets: list[ClusterSet], train: list[str],
             kernel_ids: list[str], features: list[str], low: np.ndarray,
             high: np.ndarray) -> dict[str, pa.Table]:
     """The child rows of a model as Arrow tables, by table name."""
@@ -181,7 +181,7 @@ def validation_table(con: duckdb.DuckDBPyConnection,
     ]
 
 
-def _store_and_validate(con, model_row: dict, tables: dict[str, pa.Table], power: bool,
+def store_and_validate(con, model_row: dict, tables: dict[str, pa.Table], power: bool,
                         started: float) -> dict[str, float | None]:
     """Store the model, then measure its training and validation MAPE (%) with view pred_wu on
     the stored rows and record them with the training time, in one transaction. Returns the

@@ -55,7 +55,7 @@ def test_ctrl_c_in_a_command_that_writes_all_or_nothing(fresh_db, tiny_files):
         f"k{k},{c},800,{1 + k % 7},{100 + k % 13},0.5\n"
         for k in range(100_000) for c in (500, 1000)))
     before = row_counts(fresh_db)
-    result = _interrupted("_stage", "--db", str(fresh_db), "ingest", str(csv_path),
+    result = _interrupted("stage_file", "--db", str(fresh_db), "ingest", str(csv_path),
                           "--mapping", str(mapping))
     assert result.exit_code == 130, result.output
     assert result.output.strip().splitlines() == ["interrupted (SIGINT): nothing written"]

@@ -519,7 +519,7 @@ def test_clocks_the_gpu_did_not_apply_are_refused_and_not_stored(con):
 def test_check_clocks_allows_throttling_but_not_a_faster_clock():
     def seen(sm, mem):
         return m.Measurement(m.Setting(1380, 877), 0, 0, 1, 1.0, True, "locked",
-                             m._Samples(sm_mhz=sm, mem_mhz=mem))
+                             m.PowerSamples(sm_mhz=sm, mem_mhz=mem))
 
     ok = m.Setting(1380, 877)
     m.check_clocks(ok, [seen([1380, 1200, 1005], [877, 877])])  # throttled

@@ -142,6 +142,32 @@ body = [{op = "alu", n = 4, dep = "prev"}]
 
 
 
+
+# A second measured GPU with tiny's kernel ids on another core grid (600/1200 MHz), so that
+# a query or figure pooling GPUs would mix the two.
+TINY2_CSV = """kernel,core_mhz,mem_mhz,time_ms,power_w
+alpha,600,800,4.0,100
+alpha,1200,800,2.5,200
+beta,600,800,9.0,50
+beta,1200,800,4.0,90
+"""
+
+
+def tiny_pair(folder: Path):
+    """A writable connection to folder/two.duckdb holding the measured GPUs tiny (TINY_CSV)
+    and tiny2 (TINY2_CSV), ingested with TINY_MAPPING."""
+    from gpudb.sources.ingest import ingest
+    from gpudb.sources.mapping import load_mapping
+
+    con = gpudb.connect(folder / "two.duckdb")
+    for gpu, data in (("tiny", TINY_CSV), ("tiny2", TINY2_CSV)):
+        (folder / f"{gpu}.csv").write_text(data)
+        (folder / f"{gpu}.toml").write_text(
+            TINY_MAPPING.replace('gpu_id = "tiny"', f'gpu_id = "{gpu}"'))
+        ingest(con, [folder / f"{gpu}.csv"], load_mapping(folder / f"{gpu}.toml"))
+    return con
+
+
 @pytest.fixture(scope="session")
 def gtx480():
     """The shipped gtx480 simulator configuration (a frozen GpuConfig, safe to share)."""

@@ -9,36 +9,22 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from conftest import TINY_CSV, TINY_MAPPING
+from conftest import tiny_pair
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.sources.ingest import ingest
-from gpudb.sources.mapping import load_mapping
 
 pytest.importorskip("matplotlib", reason="the report's figures need gpudb-dvfs[plot] (matplotlib)")
 
 # tiny2: tiny's kernel ids at 600 and 1200 MHz core, 800 MHz memory
-TINY2_CSV = """kernel,core_mhz,mem_mhz,time_ms,power_w
-alpha,600,800,4.0,100
-alpha,1200,800,2.5,200
-beta,600,800,9.0,50
-beta,1200,800,4.0,90
-"""
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
     """(the file, the report page written with `gpudb report FOLDER`, the command's output)."""
     tmp = tmp_path_factory.mktemp("report_gpus")
-    (tmp / "tiny.csv").write_text(TINY_CSV)
-    (tmp / "tiny.toml").write_text(TINY_MAPPING)
-    (tmp / "tiny2.csv").write_text(TINY2_CSV)
-    (tmp / "tiny2.toml").write_text(TINY_MAPPING.replace('gpu_id = "tiny"', 'gpu_id = "tiny2"'))
     path = tmp / "two.duckdb"
-    con = gpudb.connect(path)
-    ingest(con, [tmp / "tiny.csv"], load_mapping(tmp / "tiny.toml"))
-    ingest(con, [tmp / "tiny2.csv"], load_mapping(tmp / "tiny2.toml"))
+    con = tiny_pair(tmp)
     # a simulated GPU named to sort before the measured ones: one fixed run, no intervals
     con.execute("""
         INSERT INTO gpu VALUES ('aa', 'hand-made GPU', 1, 48, 8, 800, 924, '{}');

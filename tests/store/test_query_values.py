@@ -6,7 +6,7 @@ output), with its control policies replayed into control_result."""
 from __future__ import annotations
 
 import pytest
-from conftest import TINY_CSV, TINY_MAPPING
+from conftest import TINY_CSV, TINY_MAPPING, tiny_pair
 
 import gpudb
 from gpudb.control.guard import PAPER
@@ -301,12 +301,6 @@ def test_prediction_curve_by_hand(db):
 # the same kernel ids as 'tiny' (suite tiny) on another grid (600 and 1200 MHz core, 800 MHz
 # memory); 'hq2' has hq's kernel ids on another grid (600 and 1200 MHz) where kernel a, like
 # b, never gains from the lower clock.
-TINY2_CSV = """kernel,core_mhz,mem_mhz,time_ms,power_w
-alpha,600,800,4.0,100
-alpha,1200,800,2.5,200
-beta,600,800,9.0,50
-beta,1200,800,4.0,90
-"""
 HQ2_OUTCOMES = {
     "a": {1200: [(10, 10), (10, 10)], 600: [(20, 11), (20, 11)]},
     "b": {1200: [(10, 10), (10, 10)], 600: [(20, 11), (20, 11)]},
@@ -351,14 +345,8 @@ def two(tmp_path_factory):
     """A read-only connection to a file with four GPUs in two look-alike pairs: tiny and
     tiny2 (measured), hq and hq2 (hand-made), each pair sharing its kernel ids."""
     tmp = tmp_path_factory.mktemp("two_gpus")
-    (tmp / "tiny.csv").write_text(TINY_CSV)
-    (tmp / "tiny.toml").write_text(TINY_MAPPING)
-    (tmp / "tiny2.csv").write_text(TINY2_CSV)
-    (tmp / "tiny2.toml").write_text(TINY_MAPPING.replace('gpu_id = "tiny"', 'gpu_id = "tiny2"'))
     path = tmp / "two.duckdb"
-    con = gpudb.connect(path)
-    ingest(con, [tmp / "tiny.csv"], load_mapping(tmp / "tiny.toml"))
-    ingest(con, [tmp / "tiny2.csv"], load_mapping(tmp / "tiny2.toml"))
+    con = tiny_pair(tmp)
     con.execute("INSERT INTO experiment VALUES ('e', 'e', NULL, now(), NULL, NULL, NULL, NULL)")
     add_hand_gpu(con, "hq", OUTCOMES)
     add_hand_gpu(con, "hq2", HQ2_OUTCOMES)

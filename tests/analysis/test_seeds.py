@@ -243,10 +243,10 @@ def test_control_results_from_before_seeds_become_seed_0(db_path):
     keeps its values with seed 0, and the same result of seed 1 can sit beside it."""
     import duckdb
 
-    from gpudb.store.db import _BOOTSTRAP, _migrate, migrations
+    from gpudb.store.db import BOOTSTRAP, _migrate, migrations
 
     con = duckdb.connect(str(db_path))
-    con.execute(_BOOTSTRAP)
+    con.execute(BOOTSTRAP)
     _migrate(con, [m for m in migrations() if m.version <= 9])
     row = ("gtx480", "default/x", "replay", "crisp", "guarded", "edp", 1.0, 3, 1, 2.5e6,
            0.25, [700.0, 600.0, 600.0])

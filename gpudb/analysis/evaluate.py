@@ -13,6 +13,7 @@ import duckdb
 from gpudb.predictors import names, registry
 from gpudb.store.db import GpudbError, first_row
 from gpudb.store.queries import run_query
+from gpudb.store.result import Table
 
 PREDICTORS = names()
 
@@ -164,12 +165,6 @@ def missing_sweep(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
         "AND EXISTS (SELECT 1 FROM interval AS i "
         "WHERE i.run_id = r.run_id AND i.crisp_slot_lcp_cycles IS NOT NULL)",
         [gpu, suite, seed, seed]))[0] == 0
-
-
-@dataclass
-class Table:
-    columns: list[str]
-    rows: list[tuple]
 
 
 def interval_column(figure: str) -> str:

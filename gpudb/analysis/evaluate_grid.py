@@ -10,7 +10,7 @@ import math
 import duckdb
 import numpy as np
 
-from gpudb.analysis.evaluate import Table
+from gpudb.store.result import Table
 from gpudb.predictors import names
 from gpudb.predictors.wangchu_model import COUNTER_ARGS
 from gpudb.store.db import GpudbError

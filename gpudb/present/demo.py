@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpudb.analysis.evaluate import Table
+from gpudb.store.result import Table
 from gpudb.analysis.verdict import (  # noqa: F401 - MATCH_*, verdict_rule: demo's names too
     MATCH_POINTS,
     MATCH_SHARE,

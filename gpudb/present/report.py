@@ -23,7 +23,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpudb.analysis.evaluate import Table
+from gpudb.store.result import Table
 from gpudb.present import plots
 from gpudb.present.demo import readable
 from gpudb.predictors import names

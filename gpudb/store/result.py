@@ -1,0 +1,69 @@
+"""A result table: what a stored query, an evaluation or gpudb's Python API returns.
+
+Rows as fetched (``columns``, ``rows``), with the conversions a notebook wants: Arrow
+(pyarrow, a dependency), pandas and polars (the ``pandas`` and ``polars`` extras), and an
+HTML rendering for Jupyter that escapes every cell (cells can come from a teammate's file).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+_HTML_ROWS = 40  # a notebook cell shows the first rows; .df() has them all
+
+
+@dataclass
+class Table:
+    """Column names and the rows under them (tuples, in column order)."""
+    columns: list[str]
+    rows: list[tuple]
+
+    def arrow(self) -> pa.Table:
+        """The rows as a pyarrow Table (column types inferred from the values)."""
+        return pa.table({name: [row[i] for row in self.rows]
+                         for i, name in enumerate(self.columns)})
+
+    def df(self):
+        """The rows as a pandas DataFrame (pip install 'gpudb-dvfs[pandas]')."""
+        _need("pandas")
+        return self.arrow().to_pandas()
+
+    def pl(self):
+        """The rows as a polars DataFrame (pip install 'gpudb-dvfs[polars]')."""
+        _need("polars")
+        import polars
+
+        return polars.from_arrow(self.arrow())
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.columns)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>"
+            for row in self.rows[:_HTML_ROWS])
+        more = (f"<p>{len(self.rows) - _HTML_ROWS} more rows: .df() has them all</p>"
+                if len(self.rows) > _HTML_ROWS else "")
+        return (f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+                f"<p>{len(self.rows)} rows x {len(self.columns)} columns</p>{more}")
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _need(module: str) -> None:
+    import importlib.util
+
+    from gpudb.store.db import GpudbError
+
+    if importlib.util.find_spec(module) is None:
+        raise GpudbError(f"{module} is not installed: pip install 'gpudb-dvfs[{module}]'")

@@ -67,3 +67,19 @@ def _need(module: str) -> None:
 
     if importlib.util.find_spec(module) is None:
         raise GpudbError(f"{module} is not installed: pip install 'gpudb-dvfs[{module}]'")
+
+
+class Tables(dict):
+    """Named result tables in the order they are read (an evaluation's several tables),
+    with ``notes``: the lines a reader needs beside them (what was left out and why, the
+    papers' figures' provenance), as the CLI prints them under the tables."""
+
+    def __init__(self, tables=(), notes: list[str] | None = None):
+        super().__init__(tables)
+        self.notes: list[str] = list(notes or [])
+
+    def _repr_html_(self) -> str:
+        parts = [f"<h4>{html.escape(name)}</h4>{table._repr_html_()}"
+                 for name, table in self.items()]
+        parts += [f"<p>{html.escape(note)}</p>" for note in self.notes]
+        return "".join(parts)

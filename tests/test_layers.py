@@ -15,6 +15,7 @@ The layers, lowest first (a module may import its own folder and any lower layer
   present      tables, figures, the report; never simulate, never write runs
   workflows    orchestrations that simulate, then analyse and present
   bench        benchmarks of gpudb itself
+  api          gpudb.open() and Database (gpudb/api.py), and the package's facade
   cli          the command line; the only importer of click, imported by nothing
 
 Imports under ``if TYPE_CHECKING:`` are annotations only (never run) and are left out; so
@@ -32,9 +33,10 @@ from pathlib import Path
 from conftest import REPO
 
 RANK = {"predictors": 1, "store": 2, "sources": 3, "simulate": 3, "train": 4, "control": 4,
-        "analysis": 5, "present": 6, "workflows": 7, "bench": 7, "cli": 8}
-# what the package's facade (gpudb/__init__.py: connect, engine, GpudbError, tables) is
-FACADE = "store"
+        "analysis": 5, "present": 6, "workflows": 7, "bench": 7, "api": 8, "cli": 9}
+# what the package's facade (gpudb/__init__.py: open, Database, connect, engine, GpudbError,
+# tables) is: it exports the API, so a lower layer imports gpudb.store.db, not ``gpudb``
+FACADE = "api"
 NEVER_SIMULATE = ("analysis", "present")
 SIMULATING = ("gpudb.simulate", "gpudb.store.runs", "sim.model", "sim.sweep")
 
@@ -100,7 +102,7 @@ def _imports() -> tuple[Import, ...]:
 
 
 def _layer(module: str) -> str | None:
-    """The layer of a gpudb module (the facade counts as the store), None outside gpudb."""
+    """The layer of a gpudb module (the facade counts as the API), None outside gpudb."""
     parts = module.split(".")
     if parts[0] != "gpudb":
         return None
@@ -192,6 +194,7 @@ def test_the_checks_see_what_they_check():
     import inside a function, and none of the TYPE_CHECKING-only ones."""
     found = {(i.source, i.target) for i in _imports()}
     assert ("gpudb", "gpudb.store.db") in found
+    assert ("gpudb", "gpudb.api") in found
     assert ("gpudb.cli.common", "click") in found
     assert ("gpudb.train.calibrate", "gpudb.simulate.sweep") in found   # inside calibrate()
     assert ("gpudb.store.runs", "sim.model") not in found               # TYPE_CHECKING only

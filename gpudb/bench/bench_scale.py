@@ -38,9 +38,9 @@ def _remap(column: str) -> str:
 def replicate(source: Path, target: Path, factor: int) -> int:
     """Create ``target`` (a new gpudb file) holding ``factor`` copies of ``source``'s runs;
     returns the number of runs written."""
-    import gpudb
+    from gpudb.store.db import connect
 
-    gpudb.connect(target).close()                   # the schema, views and functions
+    connect(target).close()                   # the schema, views and functions
     con = duckdb.connect(str(target))
     try:
         con.execute(f"ATTACH '{source}' AS src (READ_ONLY)")
@@ -80,13 +80,13 @@ def _queries(gpu_id: str) -> dict[str, str]:
 
 def _measure(source: str, factor: int, gpu_id: str, folder: str) -> dict:
     """In a fresh process: replicate, then time each query once; peak RSS of this process."""
-    import gpudb
+    from gpudb.store.db import connect
 
     target = Path(folder) / f"scale-{factor}.duckdb"
     start = time.perf_counter()
     runs = replicate(Path(source), target, factor)
     build_s = time.perf_counter() - start
-    con = gpudb.connect(target, read_only=True)
+    con = connect(target, read_only=True)
     seconds = {}
     try:
         for name, (sql, params) in _queries(gpu_id).items():

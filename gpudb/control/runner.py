@@ -19,8 +19,7 @@ def run(db_path, kind: str, gpu: str, suite, kernels: list[str] | None = None, *
     ``gpu`` (a shipped name) and ``suite``'s kernels (all, or those named), with the
     simulator's ``seed``; ``options`` are the kind's. Returns one row per planned run:
     kernel_id, run_id, time_ns, energy_j, added (False: it was stored already)."""
-    import gpudb
-    from gpudb.store.db import atomic
+    from gpudb.store.db import atomic, connect
     from gpudb.store.runs import (
         ensure_experiment,
         ensure_gpu,
@@ -36,7 +35,7 @@ def run(db_path, kind: str, gpu: str, suite, kernels: list[str] | None = None, *
     s = load_suite(suite)
     specs = [s.kernel(k) for k in kernels] if kernels else list(s.kernels)
     jobs = controller_kind.plan(g, specs, **options)
-    con = gpudb.connect(db_path)
+    con = connect(db_path)
     done = []
     try:
         if progress:

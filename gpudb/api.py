@@ -1,0 +1,373 @@
+"""gpudb's Python API: ``gpudb.open(path)`` and what a notebook or a script does with the file.
+
+A :class:`Database` holds one DuckDB connection opened by :func:`gpudb.store.db.connect`, as
+every command of the CLI is (locked down, refusing a hostile or foreign file with the same
+GpudbError), and each method calls the function the command calls, so the CLI is this API
+plus options and formatting. Tables come back as :class:`gpudb.store.result.Table` (``.df()``,
+``.pl()``, ``.arrow()``), ad hoc SQL as a DuckDB relation. sqlite-utils' ``Database`` is the
+model: a small facade over one connection, nothing cached beyond it.
+
+Keyword arguments are named as the CLI's options (units in the names: ``core_mhz``); a
+parameter of a stored query takes any value and passes it as text, as ``gpudb query -p``
+does. A writable open holds DuckDB's lock on the file until :meth:`Database.close` (or the end
+of a ``with`` block): open a file another process writes with ``read_only=True``.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from gpudb.store import db
+from gpudb.store.base import refuse_read_only
+from gpudb.store.db import GpudbError
+from gpudb.store.result import Table, Tables
+
+
+def open(path: str | os.PathLike | None = None, read_only: bool = False) -> Database:  # noqa: A001
+    """Open (creating if needed, unless ``read_only``) the gpudb database at ``path``
+    (None: $GPUDB_DB or ./gpudb.duckdb): ``with gpudb.open("lab.duckdb") as db: ...``."""
+    return Database(path, read_only=read_only)
+
+
+@dataclass
+class Info:
+    """What ``gpudb info`` shows: the file's versions (``meta``: schema_version, written_by,
+    gpudb_version, gpudb_schema_version), rows per table, the experiments, the materialized
+    predictions' state, the file's own (not gpudb's) objects and the orphans per table."""
+    meta: dict
+    tables: Table
+    experiments: Table
+    materialized: str
+    foreign: list[tuple[str, str]]
+    orphans: dict[str, int]
+
+
+class Ingested(list):
+    """One report per file ingested (gpudb.sources' FileReport or LogReport), with the
+    ``summaries`` of the runs they added per GPU (ranges and flags, gpudb.sources.ingest_summary)
+    and, for logs, a ``note`` (None or one line about the inputs' sizes)."""
+
+    def __init__(self, reports=(), summaries=(), note: str | None = None):
+        super().__init__(reports)
+        self.summaries = list(summaries)
+        self.note = note
+
+
+class Database:
+    """A gpudb database file opened for Python; see the module's docstring."""
+
+    def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False):
+        self.path = str(path) if path is not None else db.default_path()
+        self.read_only = read_only
+        self.con: duckdb.DuckDBPyConnection | None = db.connect(self.path, read_only=read_only)
+
+    # -- the connection ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection (and release the file's lock); later calls fail."""
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        if self.con is None:
+            raise GpudbError(f"{self.path} is closed: gpudb.open it again")
+        return self.con
+
+    def _writable(self, what: str) -> duckdb.DuckDBPyConnection:
+        refuse_read_only(self.read_only, what)
+        return self._open()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def query(self, name: str, **params: Any) -> Table:
+        """Stored query ``name`` (``gpudb query --list``; :meth:`queries`) with its parameters
+        (``gpu_id="v100"``; a kernel_id may be the bare kernel name). An unknown query,
+        parameter, GPU, kernel, suite or predictor is a GpudbError naming the close matches."""
+        from gpudb.store.queries import get_query, resolve_names, run_query
+
+        get_query(name)  # an unknown name before the parameters are looked at
+        con = self._open()
+        values = resolve_names(con, {k: None if v is None else str(v) for k, v in params.items()})
+        return Table(*run_query(con, name, values))
+
+    def sql(self, text: str, params: Sequence | dict | None = None) -> duckdb.DuckDBPyRelation | None:
+        """Ad hoc SQL as for ``gpudb sql``: gpudb's SQL functions and views, the stored queries
+        it calls as table macros (``FROM best_setting(gpu_id := 'v100')``); ``params`` fills
+        ``?`` or ``$name`` placeholders. Returns DuckDB's relation of the last statement
+        (``.df()``, ``.pl()``, ``.arrow()``, ``.fetchall()``), None for one without rows."""
+        from gpudb.store.base import error_line
+        from gpudb.store.queries import register_macros
+
+        con = self._open()
+        try:
+            register_macros(con, text)
+            db.doing("running the SQL given")
+            return con.sql(text, params=params) if params else con.sql(text)
+        except duckdb.Error as exc:
+            raise GpudbError(f"SQL error: {error_line(exc)}") from None
+
+    def queries(self) -> Table:
+        """The stored queries: name, parameters (comma-separated) and description."""
+        from gpudb.store.queries import stored_queries
+
+        return Table(["query", "parameters", "description"],
+                     [(q.name, ", ".join(q.params), q.description)
+                      for q in stored_queries().values()])
+
+    def tables(self) -> Table:
+        """Rows per gpudb table (``gpudb info``'s table)."""
+        from gpudb.store.transfer import TABLES
+
+        con = self._open()
+        rows = []
+        for t in TABLES:
+            db.doing(f"counting the rows of table {t}")
+            rows.append((t, db.first_row(con.execute(f"SELECT count(*) FROM {t}"))[0]))
+        return Table(["table", "rows"], rows)
+
+    def info(self) -> Info:
+        """Everything ``gpudb info`` shows (:class:`Info`)."""
+        from gpudb.store.foreign import foreign_objects
+        from gpudb.store.materialize import status
+
+        con = self._open()
+        meta = db.file_info(con)
+        counts = self.tables()
+        db.doing("listing the experiments")
+        experiments = Table(*_fetch(con, _EXPERIMENTS))
+        materialized = status(con)
+        foreign = foreign_objects(con)
+        return Info(meta, counts, experiments, materialized, foreign, self.check())
+
+    def check(self) -> dict[str, int]:
+        """Rows per table that refer to runs the file no longer holds (``gpudb check``;
+        empty: none). ``delete(orphans=True)`` deletes them."""
+        from gpudb.store.delete import orphans
+
+        db.doing("looking for rows whose runs are gone")
+        return orphans(self._open())
+
+    def gpus(self) -> Table:
+        """Per GPU, its measured and simulated runs."""
+        return Table(*_fetch(self._open(),
+                             "SELECT gpu_id, count(*) FILTER (WHERE source = 'measured') AS "
+                             "measured, count(*) FILTER (WHERE source = 'sim') AS simulated "
+                             "FROM run GROUP BY gpu_id ORDER BY gpu_id"))
+
+    # -- bringing runs in -------------------------------------------------------------------
+
+    def ingest(self, files: str | os.PathLike | Iterable[str | os.PathLike], mapping,
+               experiment: str | None = None, suite: str | None = None, replace: bool = False,
+               progress: Callable[[str], None] | None = None) -> Ingested:
+        """Measured CSV/Parquet ``files`` through ``mapping`` (a mapping file's path, as
+        fixtures/mappings/, or a loaded gpudb.sources.mapping.Mapping), all or nothing, as
+        ``gpudb ingest``: one report per file and the summaries per GPU with their flags."""
+        from gpudb.sources.ingest import ingest
+        from gpudb.sources.mapping import Mapping, load_mapping
+
+        con = self._writable("gpudb ingest")
+        mapping = mapping if isinstance(mapping, Mapping) else load_mapping(mapping)
+        reports = ingest(con, _paths(files), mapping, experiment, progress=progress,
+                         suite=suite, replace=replace)
+        return Ingested(reports, _summaries(con, reports))
+
+    def ingest_log(self, paths: str | os.PathLike | Iterable[str | os.PathLike],
+                   power_report: str | os.PathLike | None = None,
+                   experiment: str | None = None, gpu: str | None = None,
+                   suite: str = "gpgpusim", read=None) -> Ingested:
+        """GPGPU-Sim / Accel-Sim logs (files or folders of them), as ``gpudb ingest-log``;
+        ``read``: gpudb.sources.ingest_log.read_logs of the same paths, read already."""
+        from gpudb.sources.ingest_log import ingest_logs, size_note
+
+        con = self._writable("gpudb ingest-log")
+        reports = ingest_logs(con, _paths(paths), power_report, experiment, gpu, suite,
+                              read=read)
+        return Ingested(reports, _summaries(con, reports), size_note(reports))
+
+    def merge(self, source: str | os.PathLike):
+        """The runs of another gpudb file or Parquet export that this one lacks, as ``gpudb
+        merge`` (the source opened read-only and locked down, checked whole first); returns
+        gpudb.store.transfer.MergeReport."""
+        from gpudb.store.transfer import merge, same_file
+
+        if same_file(source, self.path):
+            raise GpudbError(f"cannot merge a database into itself: {source} is {self.path}")
+        return merge(self._writable("gpudb merge"), source)
+
+    def delete(self, experiment: str | Iterable[str] = (), ingest: str | Iterable[str] = (),
+               gpu: str | Iterable[str] = (), kernel: str | Iterable[str] = (),
+               orphans: bool = False, dry_run: bool = False) -> dict[str, int]:
+        """Delete the runs selected (each option a name or several; given together a run
+        matches each) with every row derived from them, or with ``orphans`` the rows whose
+        runs are gone, as ``gpudb delete``; returns rows per table (``dry_run``: would be)."""
+        from gpudb.store import delete as deleting
+
+        sel = deleting.Selection(_names(experiment), _names(ingest), _names(gpu),
+                                 _names(kernel), orphans)
+        if sel.empty():
+            raise GpudbError("say which runs: experiment, ingest, gpu, kernel or orphans")
+        if orphans and (sel.experiments or sel.ingests or sel.gpus or sel.kernels):
+            raise GpudbError("orphans selects no runs: give it alone")
+        con = self._writable("gpudb delete")
+        sel = deleting.resolve(con, sel)
+        db.doing("finding the rows to delete")
+        return deleting.planned(con, sel) if dry_run else deleting.delete(con, sel)
+
+    def export(self, directory: str | os.PathLike) -> dict[str, int]:
+        """Every table to ``directory``/<table>.parquet (a new folder); rows per table."""
+        from gpudb.store.transfer import export
+
+        return export(self._open(), directory)
+
+    def materialize(self) -> int:
+        """The prediction view into the plain table prediction_materialized; rows written."""
+        from gpudb.store.materialize import materialize
+
+        db.doing("materializing the predictions")
+        return materialize(self._writable("gpudb materialize"))
+
+    def sweep(self, gpu: str, suite: str = "default", kernels: list[str] | None = None,
+              core_mhz: list[float] | None = None, mem_mhz: list[float] | None = None,
+              sms: list[int] | None = None, ctas: list[int] | None = None,
+              interval_instructions: int | None = None, seeds: int | list[int] = 0,
+              jobs: int | None = None, scheduler: str | None = None,
+              experiment: str | None = None,
+              progress: Callable[[int, int, int], None] | None = None) -> dict:
+        """Simulate ``suite`` on ``gpu`` (a shipped name or a GPU TOML path) at every setting
+        of the grid (default: every P-state) the file lacks, once per seed, as ``gpudb
+        sweep`` (``jobs`` processes, default this machine's CPUs; ``scheduler`` a Dask
+        one). Returns {experiment_id, runs_added, runs_skipped, instructions, seconds};
+        Ctrl-C raises gpudb.simulate.sweep.SweepInterrupted, the finished runs kept."""
+        from gpudb.simulate.sweep import sweep
+
+        self._writable("gpudb sweep")
+        # the simulation's length is gpudb's, not the file's: outside a time bound
+        with db.unbounded():
+            return sweep(self.path, gpu, suite, kernels=kernels, core_mhz=core_mhz,
+                         mem_mhz=mem_mhz, sms=sms, ctas=ctas,
+                         interval_instructions=interval_instructions, seed=seeds,
+                         jobs=jobs or os.cpu_count() or 1, experiment=experiment,
+                         scheduler=scheduler, progress=progress)
+
+    # -- evaluating (gpudb.workflows.evaluate) ----------------------------------------------
+
+    def evaluate_accuracy(self, **options) -> Tables:
+        """``gpudb evaluate accuracy``: each predictor's error on ``gpu`` (``suite``, ...:
+        gpudb.workflows.evaluate.accuracy's options), paper 000 Tables 3-4's layout."""
+        from gpudb.workflows import evaluate
+
+        return evaluate.accuracy(self.path, read_only=self.read_only, **options)
+
+    def evaluate_control(self, **options) -> Tables:
+        """``gpudb evaluate control``: the DVFS controllers' savings against the best static
+        setting and the dynamic optimal (gpudb.workflows.evaluate.control's options)."""
+        from gpudb.workflows import evaluate
+
+        return evaluate.control(self.path, read_only=self.read_only, **options)
+
+    def evaluate_equalizer(self, **options) -> Tables:
+        """``gpudb evaluate equalizer``: Equalizer's modes against the papers' (paper 001;
+        gpudb.workflows.evaluate.equalizer's options)."""
+        from gpudb.workflows import evaluate
+
+        return evaluate.equalizer(self.path, read_only=self.read_only, **options)
+
+    # -- figures ----------------------------------------------------------------------------
+
+    def plot(self, name: str, gpu: str | None = None, size: tuple[float, float] | None = None,
+             title: str | None = None, **params: Any):
+        """The matplotlib Figure ``gpudb plot name`` draws (not saved: ``fig.savefig``), of
+        one GPU (``gpu``; needed where the plot has rows of several); ``params`` are the
+        plot's and its queries' (``gpudb plot --list``); ``size`` (width, height) inches."""
+        from gpudb.present import plots
+
+        return plots.draw(self._open(), name, _plot_params(gpu, params), size=size,
+                          title=title).figure
+
+    def save_plot(self, name: str, out: str | os.PathLike, gpu: str | None = None,
+                  dpi: int = 100, size: tuple[float, float] | None = None,
+                  title: str | None = None, fmt: str | None = None, **params: Any) -> Path:
+        """:meth:`plot` written to ``out`` (.png, .svg or .pdf) as ``gpudb plot --out`` writes
+        it (metadata, atomic replace); returns the path."""
+        from gpudb.present import plots
+
+        plots.check_out(out, fmt)
+        return plots.render(self._open(), name, _plot_params(gpu, params), out, dpi=dpi,
+                            size=size, title=title, fmt=fmt)
+
+    def report(self, folder: str | os.PathLike) -> Path:
+        """``gpudb report``: report.html in ``folder``, per GPU; returns its path."""
+        from gpudb.present.report import build
+
+        return build(self._open(), self.path, folder)
+
+    # -- in a notebook ----------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        if self.con is None:
+            return f"<gpudb.Database {self.path!r} (closed)>"
+        gpus = "; ".join(f"{g} {m} measured, {s} simulated" for g, m, s in self.gpus().rows)
+        tables = ", ".join(f"{t} {n}" for t, n in self.tables().rows if n)
+        return (f"<gpudb.Database {self.path!r}{' read-only' if self.read_only else ''}: "
+                f"runs: {gpus or 'none'}; rows: {tables or 'none'}>")
+
+    def _repr_html_(self) -> str:
+        head = (f"<p><b>gpudb database</b> <code>{html.escape(self.path)}</code>"
+                f"{' (read-only)' if self.read_only else ''}</p>")
+        if self.con is None:
+            return head + "<p>closed</p>"
+        gpus = self.gpus()
+        return (head + (gpus._repr_html_() if gpus.rows else "<p>no runs yet</p>")
+                + Table(["table", "rows"], [r for r in self.tables().rows if r[1]])._repr_html_())
+
+
+_EXPERIMENTS = (
+    "SELECT e.name AS experiment, count(r.run_id) AS runs, "
+    "count(DISTINCT r.kernel_id) AS kernels, string_agg(DISTINCT r.gpu_id, ', ') AS gpus, "
+    "min(r.source) AS source, CAST(e.created_at AS DATE) AS created "
+    "FROM experiment AS e LEFT JOIN run AS r USING (experiment_id) "
+    "GROUP BY e.name, e.created_at ORDER BY e.created_at, e.name")
+
+
+def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple]]:
+    result = con.execute(sql)
+    return [d[0] for d in result.description], result.fetchall()
+
+
+def _paths(files) -> list:
+    return [files] if isinstance(files, (str, os.PathLike)) else list(files)
+
+
+def _names(value: str | Iterable[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _summaries(con: duckdb.DuckDBPyConnection, reports) -> list:
+    """The sanity summary of the runs the reports' files added (gpudb.sources.ingest_summary)."""
+    from gpudb.sources.ingest_summary import summarize
+
+    return summarize(con, [r.sha256 for r in reports if not r.skipped_reason and r.runs_added])
+
+
+def _plot_params(gpu: str | None, params: dict) -> dict[str, str]:
+    """A plot's parameters as text (as -p gives them), ``gpu`` as gpu_id."""
+    values = {k: str(v) for k, v in params.items() if v is not None}
+    if gpu is not None:
+        if values.get("gpu_id", gpu) != gpu:
+            raise GpudbError(f"gpu {gpu} and gpu_id {values['gpu_id']}: give one")
+        values["gpu_id"] = gpu
+    return values

@@ -15,6 +15,7 @@ of a ``with`` block): open a file another process writes with ``read_only=True``
 
 from __future__ import annotations
 
+import contextlib
 import html
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -34,6 +35,16 @@ def open(path: str | os.PathLike | None = None, read_only: bool = False) -> Data
     """Open (creating if needed, unless ``read_only``) the gpudb database at ``path``
     (None: $GPUDB_DB or ./gpudb.duckdb): ``with gpudb.open("lab.duckdb") as db: ...``."""
     return Database(path, read_only=read_only)
+
+
+def queries() -> Table:
+    """The stored queries, as ``gpudb query --list``: query, parameters (comma-separated),
+    description."""
+    from gpudb.store.queries import stored_queries
+
+    return Table(["query", "parameters", "description"],
+                 [(q.name, ", ".join(q.params), q.description)
+                  for q in stored_queries().values()])
 
 
 @dataclass
@@ -93,15 +104,16 @@ class Database:
 
     # -- reading ----------------------------------------------------------------------------
 
-    def query(self, name: str, **params: Any) -> Table:
+    def query(self, name: str, params: dict[str, Any] | None = None, **more: Any) -> Table:
         """Stored query ``name`` (``gpudb query --list``; :meth:`queries`) with its parameters
-        (``gpu_id="v100"``; a kernel_id may be the bare kernel name). An unknown query,
-        parameter, GPU, kernel, suite or predictor is a GpudbError naming the close matches."""
+        (``gpu_id="v100"``, or ``params={...}``; a kernel_id may be the bare kernel name). An
+        unknown query, parameter, GPU, kernel, suite or predictor is a GpudbError naming the
+        close matches, as ``gpudb query`` says it."""
         from gpudb.store.queries import get_query, resolve_names, run_query
 
         get_query(name)  # an unknown name before the parameters are looked at
         con = self._open()
-        values = resolve_names(con, {k: None if v is None else str(v) for k, v in params.items()})
+        values = resolve_names(con, _text({**(params or {}), **more}))
         return Table(*run_query(con, name, values))
 
     def sql(self, text: str, params: Sequence | dict | None = None) -> duckdb.DuckDBPyRelation | None:
@@ -109,24 +121,25 @@ class Database:
         it calls as table macros (``FROM best_setting(gpu_id := 'v100')``); ``params`` fills
         ``?`` or ``$name`` placeholders. Returns DuckDB's relation of the last statement
         (``.df()``, ``.pl()``, ``.arrow()``, ``.fetchall()``), None for one without rows."""
-        from gpudb.store.base import error_line
         from gpudb.store.queries import register_macros
 
         con = self._open()
-        try:
+        with _sql_errors():
             register_macros(con, text)
             db.doing("running the SQL given")
             return con.sql(text, params=params) if params else con.sql(text)
-        except duckdb.Error as exc:
-            raise GpudbError(f"SQL error: {error_line(exc)}") from None
+
+    def sql_table(self, text: str, params: Sequence | dict | None = None) -> Table:
+        """:meth:`sql` fetched whole, as ``gpudb sql`` prints it (a TIMESTAMPTZ as text)."""
+        from gpudb.store.queries import relation_rows
+
+        relation = self.sql(text, params)
+        with _sql_errors():
+            return Table(*relation_rows(relation))
 
     def queries(self) -> Table:
-        """The stored queries: name, parameters (comma-separated) and description."""
-        from gpudb.store.queries import stored_queries
-
-        return Table(["query", "parameters", "description"],
-                     [(q.name, ", ".join(q.params), q.description)
-                      for q in stored_queries().values()])
+        """The stored queries (:func:`queries`)."""
+        return queries()
 
     def tables(self) -> Table:
         """Rows per gpudb table (``gpudb info``'s table)."""
@@ -145,13 +158,18 @@ class Database:
         from gpudb.store.materialize import status
 
         con = self._open()
-        meta = db.file_info(con)
+        meta = self.versions()
         counts = self.tables()
         db.doing("listing the experiments")
         experiments = Table(*_fetch(con, _EXPERIMENTS))
         materialized = status(con)
         foreign = foreign_objects(con)
         return Info(meta, counts, experiments, materialized, foreign, self.check())
+
+    def versions(self) -> dict:
+        """The file's schema version and the gpudb that last wrote it, and this gpudb's:
+        schema_version, written_by, gpudb_version, gpudb_schema_version."""
+        return db.file_info(self._open())
 
     def check(self) -> dict[str, int]:
         """Rows per table that refer to runs the file no longer holds (``gpudb check``;
@@ -289,25 +307,26 @@ class Database:
     # -- figures ----------------------------------------------------------------------------
 
     def plot(self, name: str, gpu: str | None = None, size: tuple[float, float] | None = None,
-             title: str | None = None, **params: Any):
+             title: str | None = None, params: dict[str, Any] | None = None, **more: Any):
         """The matplotlib Figure ``gpudb plot name`` draws (not saved: ``fig.savefig``), of
         one GPU (``gpu``; needed where the plot has rows of several); ``params`` are the
         plot's and its queries' (``gpudb plot --list``); ``size`` (width, height) inches."""
         from gpudb.present import plots
 
-        return plots.draw(self._open(), name, _plot_params(gpu, params), size=size,
-                          title=title).figure
+        return plots.draw(self._open(), name, _plot_params(gpu, {**(params or {}), **more}),
+                          size=size, title=title).figure
 
     def save_plot(self, name: str, out: str | os.PathLike, gpu: str | None = None,
                   dpi: int = 100, size: tuple[float, float] | None = None,
-                  title: str | None = None, fmt: str | None = None, **params: Any) -> Path:
+                  title: str | None = None, fmt: str | None = None,
+                  params: dict[str, Any] | None = None, **more: Any) -> Path:
         """:meth:`plot` written to ``out`` (.png, .svg or .pdf) as ``gpudb plot --out`` writes
         it (metadata, atomic replace); returns the path."""
         from gpudb.present import plots
 
         plots.check_out(out, fmt)
-        return plots.render(self._open(), name, _plot_params(gpu, params), out, dpi=dpi,
-                            size=size, title=title, fmt=fmt)
+        return plots.render(self._open(), name, _plot_params(gpu, {**(params or {}), **more}),
+                            out, dpi=dpi, size=size, title=title, fmt=fmt)
 
     def report(self, folder: str | os.PathLike) -> Path:
         """``gpudb report``: report.html in ``folder``, per GPU; returns its path."""
@@ -361,6 +380,22 @@ def _summaries(con: duckdb.DuckDBPyConnection, reports) -> list:
     from gpudb.sources.ingest_summary import summarize
 
     return summarize(con, [r.sha256 for r in reports if not r.skipped_reason and r.runs_added])
+
+
+def _text(params: dict[str, Any]) -> dict[str, str | None]:
+    """Parameters as text, as -p gives them (the queries cast them); None stays NULL."""
+    return {k: None if v is None else str(v) for k, v in params.items()}
+
+
+@contextlib.contextmanager
+def _sql_errors():
+    """DuckDB's error in ad hoc SQL as gpudb sql says it: one line."""
+    from gpudb.store.base import error_line
+
+    try:
+        yield
+    except duckdb.Error as exc:
+        raise GpudbError(f"SQL error: {error_line(exc)}") from None
 
 
 def _plot_params(gpu: str | None, params: dict) -> dict[str, str]:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import click
 import duckdb
 
+from gpudb.api import Database
 from gpudb.present.output import (
     FORMATS,
     error_line,
@@ -57,6 +58,14 @@ class Context:
             yield con
         finally:
             con.close()
+
+    @contextlib.contextmanager
+    def database(self, read_only: bool | None = None) -> Iterator[Database]:
+        """The file opened through the Python API (gpudb.api.Database, the one connect) for
+        the block and closed after it: what the commands call."""
+        with Database(self.path, read_only=self.read_only if read_only is None
+                      else read_only) as database:
+            yield database
 
     def require_writable(self, what: str) -> None:
         """A command about to write says so and stops when read-only."""

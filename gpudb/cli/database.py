@@ -7,12 +7,10 @@ from __future__ import annotations
 import sys
 
 import click
-import duckdb
 
 from gpudb.cli.common import Context, echo, friendly_errors, output_options, output_rows, writes
 from gpudb.cli.main import cli
-from gpudb.present.output import HUMAN_FORMATS, error_line, fetch, printable
-from gpudb.store import db
+from gpudb.present.output import HUMAN_FORMATS, printable
 from gpudb.store.db import GpudbError
 
 
@@ -27,9 +25,9 @@ def init(obj: Context):
 
         gpudb --db lab.duckdb init
     """
-    with obj.connection() as con:
-        info = db.file_info(con)
-    echo(f"{obj.path}: gpudb database, schema version {info['schema_version']}")
+    with obj.database() as database:
+        versions = database.versions()
+    echo(f"{obj.path}: gpudb database, schema version {versions['schema_version']}")
 
 
 @cli.command()
@@ -43,52 +41,39 @@ def info(obj: Context, fmt):
 
         gpudb --db lab.duckdb info --format json
     """
-    with obj.connection(read_only=True) as con:
-        meta = db.file_info(con)
-        from gpudb.store.transfer import TABLES
-        counts = []
-        for t in TABLES:
-            db.doing(f"counting the rows of table {t}")
-            counts.append((t, db.first_row(con.execute(f"SELECT count(*) FROM {t}"))[0]))
-        db.doing("listing the experiments")
-        result = con.execute(
-            "SELECT e.name AS experiment, count(r.run_id) AS runs, "
-            "count(DISTINCT r.kernel_id) AS kernels, string_agg(DISTINCT r.gpu_id, ', ') AS gpus, "
-            "min(r.source) AS source, CAST(e.created_at AS DATE) AS created "
-            "FROM experiment AS e LEFT JOIN run AS r USING (experiment_id) "
-            "GROUP BY e.name, e.created_at ORDER BY e.created_at, e.name")
-        experiments = result.fetchall()
-        exp_columns = [d[0] for d in result.description]
-        from gpudb.store.materialize import status
-        materialized = status(con)
-        from gpudb.store.foreign import foreign_objects
-        foreign = foreign_objects(con)
-        db.doing("looking for rows whose runs are gone")
-        from gpudb.store.delete import orphans
-        lost = orphans(con)
+    with obj.database(read_only=True) as database:
+        about = database.info()
+    meta, lost = about.meta, about.orphans
     if fmt in HUMAN_FORMATS:
         echo(f"database:      {obj.path}")
         echo(f"schema:        version {meta['schema_version']} "
              f"(this gpudb: {meta['gpudb_schema_version']})")
         echo(f"written by:    gpudb {meta['written_by']} (this: {meta['gpudb_version']})")
-        echo(f"materialized:  prediction_materialized {materialized}")
-        echo("not gpudb's:   " + (", ".join(f"{kind} {printable(name)}" for kind, name in foreign)
-                                       or "nothing (only gpudb's own tables and views)"))
+        echo(f"materialized:  prediction_materialized {about.materialized}")
+        echo("not gpudb's:   " + (", ".join(f"{kind} {printable(name)}"
+                                            for kind, name in about.foreign)
+                                  or "nothing (only gpudb's own tables and views)"))
         echo("orphans:       " + (_orphans_line(lost, obj.path) if lost
                                    else "none (every derived row refers to a stored run)"))
         echo("")
-        output_rows(["table", "rows"], counts, fmt)
+        output_rows(about.tables.columns, about.tables.rows, fmt)
         echo("")
-        output_rows(exp_columns, experiments, fmt)
+        output_rows(about.experiments.columns, about.experiments.rows, fmt)
     else:
-        rows = [("schema_version", meta["schema_version"]), ("written_by", meta["written_by"]),
-                ("gpudb_version", meta["gpudb_version"]),
-                ("prediction_materialized", materialized)]
-        rows += [(f"rows.{t}", n) for t, n in counts]
-        rows += [(f"experiment.{e[0]}.runs", e[1]) for e in experiments]
-        rows += [(f"not_gpudb.{kind}", name) for kind, name in foreign]
-        rows += [(f"orphans.{t}", n) for t, n in lost.items()]
-        output_rows(["key", "value"], rows, fmt)
+        output_rows(["key", "value"], _info_values(about), fmt)
+
+
+def _info_values(about) -> list[tuple]:
+    """``gpudb info`` as (key, value) rows, for CSV and JSON."""
+    meta = about.meta
+    rows = [("schema_version", meta["schema_version"]), ("written_by", meta["written_by"]),
+            ("gpudb_version", meta["gpudb_version"]),
+            ("prediction_materialized", about.materialized)]
+    rows += [(f"rows.{t}", n) for t, n in about.tables.rows]
+    rows += [(f"experiment.{e[0]}.runs", e[1]) for e in about.experiments.rows]
+    rows += [(f"not_gpudb.{kind}", name) for kind, name in about.foreign]
+    rows += [(f"orphans.{t}", n) for t, n in about.orphans.items()]
+    return rows
 
 
 def _orphans_line(lost: dict[str, int], path: str) -> str:
@@ -115,11 +100,8 @@ def check(obj: Context):
         gpudb --db lab.duckdb check
         gpudb --db lab.duckdb delete --orphans
     """
-    from gpudb.store.delete import orphans
-
-    with obj.connection(read_only=True) as con:
-        db.doing("looking for rows whose runs are gone")
-        lost = orphans(con)
+    with obj.database(read_only=True) as database:
+        lost = database.check()
     if not lost:
         echo(f"{obj.path}: no orphans (every derived row refers to a stored run)")
         return
@@ -167,17 +149,10 @@ def sql(obj: Context, statement, fmt):
         statement = sys.stdin.read()
     if not statement.strip():
         raise GpudbError("no SQL given (pass it as an argument or on standard input)")
-    from gpudb.store.queries import register_macros
-
-    with obj.connection() as con:
-        try:
-            register_macros(con, statement)   # the stored queries it calls, as table macros
-            db.doing("running the SQL given")
-            columns, rows = fetch(con, statement)
-        except duckdb.Error as exc:
-            raise GpudbError(f"SQL error: {error_line(exc)}") from None
-    if columns:
-        output_rows(columns, rows, fmt)
+    with obj.database() as database:
+        table = database.sql_table(statement)
+    if table.columns:
+        output_rows(table.columns, table.rows, fmt)
 
 
 @cli.command()
@@ -191,10 +166,8 @@ def export(obj: Context, directory):
 
         gpudb --db lab.duckdb export lab-parquet/
     """
-    from gpudb.store.transfer import export as export_tables
-
-    with obj.connection(read_only=True) as con:
-        counts = export_tables(con, directory)
+    with obj.database(read_only=True) as database:
+        counts = database.export(directory)
     total = sum(counts.values())
     echo(f"exported {len(counts)} tables ({total} rows) to {directory}")
 
@@ -218,13 +191,8 @@ def merge(obj: Context, source):
 
         gpudb --db mine.duckdb merge teammate.duckdb
     """
-    from gpudb.store.transfer import merge as merge_runs
-    from gpudb.store.transfer import same_file
-
-    if same_file(source, obj.path):
-        raise GpudbError(f"cannot merge a database into itself: {source} is {obj.path}")
-    with obj.connection() as con:
-        report = merge_runs(con, source)
+    with obj.database() as database:
+        report = database.merge(source)
     others = ", ".join(f"{n} {t}" for t, n in report.rows_added.items() if t != "run" and n)
     echo(f"merged {source}: {report.runs_added} runs added, {report.runs_skipped} "
          f"already present" + (f"; also {others}" if others else ""))
@@ -272,19 +240,14 @@ def delete(obj: Context, experiments, ingests, gpus, kernels, orphans, dry_run):
         gpudb --db lab.duckdb delete --gpu rtx8000
         gpudb --db lab.duckdb delete --orphans
     """
-    from gpudb.store import delete as deleting
-
-    sel = deleting.Selection(list(experiments), list(ingests), list(gpus), list(kernels),
-                             orphans)
-    if sel.empty():
+    if not (experiments or ingests or gpus or kernels or orphans):
         raise click.UsageError("say which runs: --experiment, --ingest, --gpu, --kernel or "
                                "--orphans")
     if orphans and (experiments or ingests or gpus or kernels):
         raise click.UsageError("--orphans selects no runs: give it alone")
-    with obj.connection() as con:
-        sel = deleting.resolve(con, sel)
-        db.doing("finding the rows to delete")
-        counts = deleting.planned(con, sel) if dry_run else deleting.delete(con, sel)
+    with obj.database() as database:
+        counts = database.delete(experiment=experiments, ingest=ingests, gpu=gpus,
+                                 kernel=kernels, orphans=orphans, dry_run=dry_run)
     if not counts:
         echo("nothing to delete: " + ("no orphans" if orphans else "no run matches"))
         return
@@ -314,10 +277,8 @@ def materialize(obj: Context):
 
         gpudb --db lab.duckdb materialize
     """
-    db.doing("materializing the predictions")
     from gpudb.store.materialize import TABLE
-    from gpudb.store.materialize import materialize as write_table
 
-    with obj.connection() as con:
-        rows = write_table(con)
+    with obj.database() as database:
+        rows = database.materialize()
     echo(f"{TABLE}: {rows} predictions written")

@@ -16,20 +16,7 @@ from gpudb.cli.common import (
     param_option,
 )
 from gpudb.cli.main import cli
-from gpudb.present.output import (
-    FORMATS,
-    HUMAN_FORMATS,
-    TERMINAL_ROWS,
-    drop_empty,
-    fit_columns,
-    format_rows,
-    lift_constants,
-    printable,
-    select_columns,
-    strip_shared_prefixes,
-    table_width,
-    terminal_width,
-)
+from gpudb.present.output import FORMATS, HUMAN_FORMATS, TERMINAL_ROWS, format_rows, shown_rows
 from gpudb.store.db import GpudbError
 
 
@@ -73,65 +60,40 @@ def query(obj: Context, name, list_queries, params, columns, limit, all_rows, fm
         gpudb query best_setting -p gpu_id v100 --format csv
         gpudb query best_setting --columns kernel_id,energy_core_mhz,energy_saving_pct
     """
-    from gpudb.store.queries import get_query, resolve_names, run_query, stored_queries
+    from gpudb.api import queries
+    from gpudb.store.queries import get_query
 
     if list_queries or not name:
-        rows = [(q.name, ", ".join(q.params), q.description)
-                for q in stored_queries().values()]
-        output_rows(["query", "parameters", "description"], rows, fmt)
+        listing = queries()
+        output_rows(listing.columns, listing.rows, fmt)
         return
-    stored = get_query(name)
-    with obj.connection(read_only=True) as con:
-        values = resolve_names(con, dict(params))
-        names, rows = run_query(con, name, values)
-        no_runs = _no_runs(con, obj.path, values.get("gpu_id")) if not rows else None
+    stored = get_query(name)   # an unknown name before the file is opened
+    with obj.database(read_only=True) as database:
+        table = database.query(name, params=dict(params))
+        no_runs = _no_runs(database, obj.path, params) if not table.rows else None
     if no_runs:
         # an empty file answers every query with nothing: say so, and how to fill it, rather
         # than print a header over no rows as if the query had looked and found none
         echo(no_runs, err=True)
         if fmt in HUMAN_FORMATS:
             return
-    if columns:
-        try:
-            names, rows = select_columns(names, rows, columns)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="'--columns'") from None
-    total = len(rows)
-    if limit is not None:
-        rows = rows[:limit]
-    notes = []
-    if fmt in HUMAN_FORMATS and not columns:
-        names, rows, empty = drop_empty(names, rows)
-        if empty:
-            notes.append(f"left out, empty in every row: {', '.join(empty)}")
-    width = 0 if all_rows or fmt != "table" else terminal_width()
-    if width and limit is None:
-        rows = rows[:TERMINAL_ROWS]
-    if width and table_width(names, rows) > width:
-        rows, stripped = strip_shared_prefixes(names, rows)
-        notes += [f"{column}: {printable(prefix)} left off the front of every row"
-                  for column, prefix in stripped.items()]
-    if width and not columns and table_width(names, rows) > width:
-        names, rows, lifted = lift_constants(names, rows)
-        if lifted:
-            notes.append("in every row: " + ", ".join(f"{c} {v}" for c, v in lifted))
-    if width and not columns:
-        names, rows, narrow = fit_columns(names, rows, width, stored.first)
-        if narrow:
-            notes.append(f"left out to fit {width} characters: {', '.join(narrow)} "
-                         "(--columns A,B to choose, --all for every column)")
-    echo(format_rows(names, rows, fmt, total=total), nl=False)
-    for note in notes:
+    try:
+        shown = shown_rows(table.columns, table.rows, fmt, columns, limit, all_rows,
+                           stored.first)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--columns'") from None
+    echo(format_rows(shown.columns, shown.rows, fmt, total=shown.total), nl=False)
+    for note in shown.notes:
         # a note as wide as the terminal at most, as the table is
-        echo(textwrap.fill(note, width=width) if width else note)
+        echo(textwrap.fill(note, width=shown.width) if shown.width else note)
 
 
-def _no_runs(con, path: str, gpu: str | None) -> str | None:
-    """One line when the database (or ``gpu`` in it) holds no runs: what to run to get some."""
-    from gpudb.store.db import first_row
-
-    where, args = ("WHERE gpu_id = ?", [gpu]) if gpu else ("", [])
-    if first_row(con.execute(f"SELECT count(*) FROM run {where}", args))[0]:
+def _no_runs(database, path: str, params) -> str | None:
+    """One line when the database (or the GPU of -p gpu_id) holds no runs: what to run to
+    get some."""
+    gpu = dict(params).get("gpu_id")
+    runs = database.gpus().rows
+    if any(g == gpu or gpu is None for g, *_ in runs):
         return None
     what = f"no runs of {gpu} in {path}" if gpu else f"no runs in {path} yet"
     return (f"{what}: gpudb demo simulates some, gpudb ingest FILE --mapping MAPPING.toml "
@@ -212,9 +174,10 @@ def plot(obj: Context, name, list_plots, gpu, params, out, title, size, dpi, fmt
         if params.get("gpu_id", gpu) != gpu:
             raise click.UsageError(f"--gpu {gpu} and -p gpu_id {params['gpu_id']}: give one")
         params["gpu_id"] = gpu
-    plots.check_out(out, fmt)
-    with obj.connection(read_only=True) as con:
-        path = plots.render(con, name, params, out, dpi=dpi, size=size, title=title, fmt=fmt)
+    plots.check_out(out, fmt)   # before the file is opened
+    with obj.database(read_only=True) as database:
+        path = database.save_plot(name, out, dpi=dpi, size=size, title=title, fmt=fmt,
+                                  params=params)
     echo(f"wrote {path}", err=True)
 
 
@@ -237,12 +200,10 @@ def report(obj: Context, folder, out_dir):
         gpudb --db lab.duckdb report lab-report
         chromium lab-report/report.html
     """
-    from gpudb.present.report import build
-
     if folder and out_dir and folder != out_dir:
         raise click.UsageError("give the folder once: FOLDER or --out, not both")
     if not (folder or out_dir):
         raise click.UsageError("missing the folder for report.html: gpudb report FOLDER")
-    with obj.connection(read_only=True) as con:
-        path = build(con, obj.path, folder or out_dir)
+    with obj.database(read_only=True) as database:
+        path = database.report(folder or out_dir)
     echo(f"wrote {path}")

@@ -10,17 +10,16 @@ import click
 
 from gpudb.cli.common import (
     Context,
-    number_list,
-    seed_list,
     echo,
     friendly_errors,
+    number_list,
     refuse_unasked_simulation,
     run_progress,
+    seed_list,
     simulator_gpu_options,
     writes,
 )
 from gpudb.cli.main import cli
-from gpudb.store import db
 
 
 @cli.command()
@@ -69,21 +68,13 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
         gpudb sweep --gpu gtx980 --scheduler tcp://10.0.0.5:8786
     """
     refuse_unasked_simulation(obj)
-    simulate(obj, gpu, suite, kernels=list(kernels) or None, core_mhz=core_mhz, mem_mhz=mem_mhz,
-             sms=sms, ctas=ctas, interval_instructions=interval_instructions,
-             seed=seeds or [0],
-             jobs=jobs, experiment=experiment, scheduler=scheduler)
-
-
-def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
-    """gpudb.simulate.sweep.sweep with a progress bar and a summary line; Ctrl-C (SIGTERM, SIGHUP)
-    keeps what finished and exits 130 (143, 129). ``grid``: sweep's keyword arguments."""
-    from gpudb.simulate.sweep import sweep as run_sweep
-
     echo_compiling()
-    # the simulation's length is gpudb's, not the file's: outside evaluate's time bound
-    with run_progress("simulating", rate=True) as progress, db.unbounded():
-        summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
+    with run_progress("simulating", rate=True) as progress, obj.database() as database:
+        summary = database.sweep(gpu, suite, kernels=list(kernels) or None, core_mhz=core_mhz,
+                                 mem_mhz=mem_mhz, sms=sms, ctas=ctas,
+                                 interval_instructions=interval_instructions,
+                                 seeds=seeds or [0], jobs=jobs, scheduler=scheduler,
+                                 experiment=experiment, progress=progress)
     echo_swept(obj, summary)
 
 

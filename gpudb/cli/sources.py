@@ -47,17 +47,14 @@ def ingest(obj: Context, files, mapping_path, experiment, suite, replace):
         gpudb ingest v100-dvfs-real-profile.csv --replace \\
             --mapping fixed-v100-profile.toml
     """
-    from gpudb.sources.ingest import ingest as ingest_files
     from gpudb.sources.mapping import load_mapping
 
-    mapping = load_mapping(mapping_path)
-    with obj.connection() as con:
+    mapping = load_mapping(mapping_path)   # a bad mapping before the file is opened
+    with obj.database() as database:
         with click.progressbar(length=len(files), label="validating", file=sys.stderr,
                                hidden=len(files) < 2) as bar:
-            reports = ingest_files(con, list(files), mapping, experiment,
-                                   progress=lambda _name: bar.update(1), suite=suite,
-                                   replace=replace)
-        summaries = _summaries(con, reports)
+            reports = database.ingest(files, mapping, experiment, suite=suite,
+                                      replace=replace, progress=lambda _name: bar.update(1))
     _echo_reports(reports, lambda r: (
         f"{r.rows} rows, {r.runs_added} runs added"
         + (f" (replacing {r.runs_replaced} of its earlier ingest)" if replace else "")
@@ -65,14 +62,7 @@ def ingest(obj: Context, files, mapping_path, experiment, suite, replace):
         + (f"; model inputs: {r.inputs_summary()}" if r.inputs else "")
         + (f"\n  {r.rows_summary()}" if r.rows_summary() else "")
         + (f"\n  columns: {r.columns_summary()}" if r.columns_summary() else "")))
-    _echo_summaries(summaries)
-
-
-def _summaries(con, reports) -> list:
-    """The sanity summary of the runs the reports' files added (gpudb.sources.ingest_summary)."""
-    from gpudb.sources.ingest_summary import summarize
-
-    return summarize(con, [r.sha256 for r in reports if not r.skipped_reason and r.runs_added])
+    _echo_summaries(reports.summaries)
 
 
 def _echo_summaries(summaries) -> None:
@@ -118,14 +108,12 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 
         gpudb ingest-log rooflinedvfs-logs/ --experiment rooflinedvfs
     """
-    from gpudb.sources.ingest_log import ingest_logs, read_logs, size_note
+    from gpudb.sources.ingest_log import read_logs
 
     # the logs first: one refused, or a command killed while reading, leaves no new file
     read = read_logs(list(paths), power_report)
-    with obj.connection() as con:
-        reports = ingest_logs(con, list(paths), power_report, experiment, gpu_id, suite,
-                              read=read)
-        summaries = _summaries(con, reports)
+    with obj.database() as database:
+        reports = database.ingest_log(paths, power_report, experiment, gpu_id, suite, read=read)
     _echo_reports(reports, lambda r: (
         f"{r.launches} launch{'es' if r.launches != 1 else ''}, {r.runs_added} runs added, "
         f"{r.runs_present} already present, {r.metrics_added} metric values, "
@@ -135,9 +123,9 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
         + (f"; {r.counters_left_out} counter values left out (the counter went down: reset "
            "by the simulator)" if r.counters_left_out else "")
         + ("" if r.power_report else "; no power report: energy not known")))
-    _echo_summaries(summaries)
-    if note := size_note(reports):
-        echo(printable(note))  # program names from the logs
+    _echo_summaries(reports.summaries)
+    if reports.note:
+        echo(printable(reports.note))  # program names from the logs
 
 
 @cli.command(context_settings={"allow_interspersed_args": False})

@@ -19,6 +19,7 @@ import re
 import shutil
 import sys
 import unicodedata
+from dataclasses import dataclass
 from functools import cache
 
 from tabulate import MIN_PADDING, tabulate
@@ -367,3 +368,53 @@ def terminal_width() -> int:
     if not sys.stdout.isatty():
         return 0
     return shutil.get_terminal_size(fallback=(0, 0)).columns
+
+
+@dataclass
+class Shown:
+    """A table as ``gpudb query`` prints it: the columns and rows kept, ``total`` the rows
+    before any were left out, ``notes`` the lines under it saying what was left out, and
+    ``width`` the terminal's (0: nothing cut)."""
+    columns: list[str]
+    rows: list[tuple]
+    total: int
+    notes: list[str]
+    width: int
+
+
+def shown_rows(columns: list[str], rows: list[tuple], fmt: str, wanted: list[str] | None = None,
+               limit: int | None = None, all_rows: bool = False,
+               first: tuple[str, ...] = ()) -> Shown:
+    """What of a result a reader sees in ``fmt``: ``wanted`` columns only (a name the table
+    lacks is a ValueError, :func:`select_columns`), at most ``limit`` rows; in a human format
+    without ``wanted`` the columns empty in every row left out; in a table on a terminal (not
+    ``all_rows``) the first TERMINAL_ROWS rows, then shared prefixes, constant columns and
+    columns that do not fit cut, ``first`` (the query's "Shown first:") kept after the key
+    columns. CSV and JSON, and tables to a pipe, keep every row and column."""
+    if wanted:
+        columns, rows = select_columns(columns, rows, wanted)
+    total = len(rows)
+    if limit is not None:
+        rows = rows[:limit]
+    notes = []
+    if fmt in HUMAN_FORMATS and not wanted:
+        columns, rows, empty = drop_empty(columns, rows)
+        if empty:
+            notes.append(f"left out, empty in every row: {', '.join(empty)}")
+    width = 0 if all_rows or fmt != "table" else terminal_width()
+    if width and limit is None:
+        rows = rows[:TERMINAL_ROWS]
+    if width and table_width(columns, rows) > width:
+        rows, stripped = strip_shared_prefixes(columns, rows)
+        notes += [f"{column}: {printable(prefix)} left off the front of every row"
+                  for column, prefix in stripped.items()]
+    if width and not wanted and table_width(columns, rows) > width:
+        columns, rows, lifted = lift_constants(columns, rows)
+        if lifted:
+            notes.append("in every row: " + ", ".join(f"{c} {v}" for c, v in lifted))
+    if width and not wanted:
+        columns, rows, narrow = fit_columns(columns, rows, width, first)
+        if narrow:
+            notes.append(f"left out to fit {width} characters: {', '.join(narrow)} "
+                         "(--columns A,B to choose, --all for every column)")
+    return Shown(columns, rows, total, notes, width)

@@ -76,10 +76,15 @@ class StoredQuery:
 def fetch(con: duckdb.DuckDBPyConnection, sql: str,
           params: dict | None = None) -> tuple[list[str], list[tuple]]:
     """Run ``sql`` (several statements run in order; the last one's rows count) and fetch
-    its column names and rows for printing. A TIMESTAMPTZ value comes as DuckDB's text of it
-    (DuckDB's Python conversion of one needs pytz, which gpudb does without)."""
-    rel = con.sql(sql, params=params) if params else con.sql(sql)
-    if rel is None:  # a statement without a result
+    its column names and rows for printing (:func:`relation_rows`)."""
+    return relation_rows(con.sql(sql, params=params) if params else con.sql(sql))
+
+
+def relation_rows(rel: duckdb.DuckDBPyRelation | None) -> tuple[list[str], list[tuple]]:
+    """A relation's column names and rows for printing ([], [] for None: a statement without
+    a result). A TIMESTAMPTZ value comes as DuckDB's text of it (DuckDB's Python conversion
+    of one needs pytz, which gpudb does without)."""
+    if rel is None:
         return [], []
     columns = list(rel.columns)
     if any("TIMESTAMP WITH TIME ZONE" in str(t) for t in rel.types):

@@ -120,7 +120,8 @@ class Database:
         """Ad hoc SQL as for ``gpudb sql``: gpudb's SQL functions and views, the stored queries
         it calls as table macros (``FROM best_setting(gpu_id := 'v100')``); ``params`` fills
         ``?`` or ``$name`` placeholders. Returns DuckDB's relation of the last statement
-        (``.df()``, ``.pl()``, ``.arrow()``, ``.fetchall()``), None for one without rows."""
+        (``.df()``, ``.pl()``, ``.to_arrow_table()``, ``.fetchall()``; DuckDB 2's ``.arrow()``
+        is a stream holding the connection until read whole)."""
         from gpudb.store.queries import register_macros
 
         con = self._open()

@@ -47,6 +47,16 @@ def queries() -> Table:
                   for q in stored_queries().values()])
 
 
+def plots() -> Table:
+    """The plots, as ``gpudb plot --list``: plot, the paper figure it reproduces, its queries,
+    its parameters and description."""
+    from gpudb.present import plots as registry
+
+    return Table(["plot", "paper figure", "queries", "parameters", "description"],
+                 [(p.name, p.figure, ", ".join(p.queries), ", ".join(registry.parameters(p)),
+                   p.description) for p in registry.registry().values()])
+
+
 @dataclass
 class Info:
     """What ``gpudb info`` shows: the file's versions (``meta``: schema_version, written_by,
@@ -141,6 +151,10 @@ class Database:
     def queries(self) -> Table:
         """The stored queries (:func:`queries`)."""
         return queries()
+
+    def plots(self) -> Table:
+        """The plots (:func:`plots`)."""
+        return plots()
 
     def tables(self) -> Table:
         """Rows per gpudb table (``gpudb info``'s table)."""

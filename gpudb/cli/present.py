@@ -152,16 +152,15 @@ def plot(obj: Context, name, list_plots, gpu, params, out, title, size, dpi, fmt
         gpudb plot clock_trace -p kernel_id default/twoslope_lm -p predictor crisp --out t.svg
         gpudb plot mape_by_kernel --gpu v100 --size 7,3.5 --title "V100" --out fig.pdf
     """
+    from gpudb import api
     from gpudb.present import plots
 
     if list_plots or not name:
         if fmt in PLOT_FORMATS:
             raise click.UsageError(f"--format {fmt} is a figure's format; the list is a table "
                                    f"({', '.join(FORMATS)})")
-        rows = [(p.name, p.figure, ", ".join(p.queries), ", ".join(plots.parameters(p)),
-                 p.description) for p in plots.registry().values()]
-        output_rows(["plot", "paper figure", "queries", "parameters", "description"], rows,
-                    fmt or "table")
+        listing = api.plots()
+        output_rows(listing.columns, listing.rows, fmt or "table")
         return
     if fmt is not None and fmt not in PLOT_FORMATS:
         raise click.UsageError(f"--format {fmt}: a figure is {', '.join(PLOT_FORMATS)} (the "

@@ -182,50 +182,48 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, su
     from gpudb.sources import measure as m
 
     gpu = m.open_gpu(device)
-    con = None
     try:
         settings = m.plan(core_mhz, mem_mhz, gpu.supported_clocks(), gpu.name)
         gid = gpu_id or m.gpu_id_of(gpu.name)
         target = m.Target(experiment or m.default_experiment(gid), gid,
                           kernel or m.kernel_name(command), suite, m.sm_count(gpu, sms))
-        con = obj.connect()
-
-        def progress(setting, done):
-            first = done[0]
-            clocks = [x.samples for x in done]
-            line = (f"core {setting.core_mhz} MHz, memory {setting.mem_mhz} MHz "
-                    f"({first.lock_method} clocks): {len(done)} runs, "
-                    f"{sum(x.time_ns for x in done) / len(done) / 1e9:.3f} s, "
-                    f"{sum(x.energy_j for x in done) / len(done):.3f} J "
-                    f"({'energy counter' if first.energy_from_counter else 'sampled power'})"
-                    f"; seen: SM {_mean([v for c in clocks for v in c.sm_mhz]):.0f} MHz, "
-                    f"memory {_mean([v for c in clocks for v in c.mem_mhz]):.0f} MHz")
-            reasons = 0
-            for c in clocks:
-                reasons |= c.reasons
-            echo(line + (f", clock-event reasons 0x{reasons:x}" if reasons else ""))
-
-        try:
-            added = m.measure(con, gpu, command, settings, repeat, target, progress=progress,
+        with obj.database() as database:
+            added = m.measure(database.con, gpu, command, settings, repeat, target,
+                              progress=lambda setting, done: echo(_setting_line(setting, done)),
                               warn=lambda line: echo(f"Warning: {line}", err=True),
                               interval_s=sample_ms / 1000, warmup=warmup)
-        except m.MeasureStopped as stop:
-            # an exit, not an error: a new database file keeps the settings measured before
-            echo(f"Error: {stop} ({stop.settings_stored} settings before it stored and "
-                 f"kept in {obj.path})", err=True)
-            sys.exit(1)
-        except m.MeasureInterrupted as stop:
-            import signal
+    except m.MeasureStopped as stop:
+        # an exit, not an error: a new database file keeps the settings measured before
+        echo(f"Error: {stop} ({stop.settings_stored} settings before it stored and "
+             f"kept in {obj.path})", err=True)
+        sys.exit(1)
+    except m.MeasureInterrupted as stop:
+        import signal
 
-            echo(f"interrupted ({signal.Signals(stop.signum).name}): "
-                 f"{stop.settings_stored} settings stored and kept; clocks restored",
-                 err=True)
-            sys.exit(128 + stop.signum)
+        echo(f"interrupted ({signal.Signals(stop.signum).name}): "
+             f"{stop.settings_stored} settings stored and kept; clocks restored", err=True)
+        sys.exit(128 + stop.signum)
     finally:
-        if con is not None:
-            con.close()
         gpu.close()
     echo(f"{added} runs added to experiment {target.experiment!r} of {obj.path}")
+
+
+def _setting_line(setting, done) -> str:
+    """One setting measured: its clocks and lock method, the runs' mean time and energy
+    (and where it came from), the clocks seen and any clock-event reasons."""
+    first = done[0]
+    clocks = [x.samples for x in done]
+    line = (f"core {setting.core_mhz} MHz, memory {setting.mem_mhz} MHz "
+            f"({first.lock_method} clocks): {len(done)} runs, "
+            f"{sum(x.time_ns for x in done) / len(done) / 1e9:.3f} s, "
+            f"{sum(x.energy_j for x in done) / len(done):.3f} J "
+            f"({'energy counter' if first.energy_from_counter else 'sampled power'})"
+            f"; seen: SM {_mean([v for c in clocks for v in c.sm_mhz]):.0f} MHz, "
+            f"memory {_mean([v for c in clocks for v in c.mem_mhz]):.0f} MHz")
+    reasons = 0
+    for c in clocks:
+        reasons |= c.reasons
+    return line + (f", clock-event reasons 0x{reasons:x}" if reasons else "")
 
 
 def _mean(values: list[float]) -> float:

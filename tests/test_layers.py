@@ -15,7 +15,7 @@ The layers, lowest first (a module may import its own folder and any lower layer
   present      tables, figures, the report; never simulate, never write runs
   workflows    orchestrations that simulate, then analyse and present
   bench        benchmarks of gpudb itself
-  api          gpudb.open() and Database (gpudb/api.py), and the package's facade
+  api          gpudb.open() and Database (gpudb/api/), and the package's facade
   cli          the command line; the only importer of click, imported by nothing
 
 Imports under ``if TYPE_CHECKING:`` are annotations only (never run) and are left out; so

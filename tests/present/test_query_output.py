@@ -87,7 +87,7 @@ def test_a_narrow_terminal_keeps_the_keys_and_the_querys_first_columns(tiny_db):
 
 
 def test_rows_past_the_terminal_default_and_limit(tiny_db, monkeypatch):
-    monkeypatch.setattr("gpudb.cli.present.TERMINAL_ROWS", 3)
+    monkeypatch.setattr("gpudb.present.output.TERMINAL_ROWS", 3)   # shown_rows reads it
     shown = invoke(tiny_db, "query", "run_by_setting", env={"COLUMNS": "200"}).output
     assert shown.splitlines()[5] == "(3 of 4 rows: --limit N or --all for more)"
     everything = invoke(tiny_db, "query", "run_by_setting", "--all", env={"COLUMNS": "200"})

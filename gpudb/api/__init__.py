@@ -15,16 +15,28 @@ of a ``with`` block): open a file another process writes with ``read_only=True``
 
 from __future__ import annotations
 
-import contextlib
 import html
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from gpudb.api.common import (  # noqa: F401  (queries, plots, Info, Ingested: the API's too)
+    EXPERIMENTS,
+    Info,
+    Ingested,
+    fetch,
+    ingest_summaries,
+    name_list,
+    path_list,
+    plot_params,
+    plots,
+    queries,
+    sql_errors,
+    text_params,
+)
 from gpudb.store import db
 from gpudb.store.base import refuse_read_only
 from gpudb.store.db import GpudbError
@@ -35,50 +47,6 @@ def open(path: str | os.PathLike | None = None, read_only: bool = False) -> Data
     """Open (creating if needed, unless ``read_only``) the gpudb database at ``path``
     (None: $GPUDB_DB or ./gpudb.duckdb): ``with gpudb.open("lab.duckdb") as db: ...``."""
     return Database(path, read_only=read_only)
-
-
-def queries() -> Table:
-    """The stored queries, as ``gpudb query --list``: query, parameters (comma-separated),
-    description."""
-    from gpudb.store.queries import stored_queries
-
-    return Table(["query", "parameters", "description"],
-                 [(q.name, ", ".join(q.params), q.description)
-                  for q in stored_queries().values()])
-
-
-def plots() -> Table:
-    """The plots, as ``gpudb plot --list``: plot, the paper figure it reproduces, its queries,
-    its parameters and description."""
-    from gpudb.present import plots as registry
-
-    return Table(["plot", "paper figure", "queries", "parameters", "description"],
-                 [(p.name, p.figure, ", ".join(p.queries), ", ".join(registry.parameters(p)),
-                   p.description) for p in registry.registry().values()])
-
-
-@dataclass
-class Info:
-    """What ``gpudb info`` shows: the file's versions (``meta``: schema_version, written_by,
-    gpudb_version, gpudb_schema_version), rows per table, the experiments, the materialized
-    predictions' state, the file's own (not gpudb's) objects and the orphans per table."""
-    meta: dict
-    tables: Table
-    experiments: Table
-    materialized: str
-    foreign: list[tuple[str, str]]
-    orphans: dict[str, int]
-
-
-class Ingested(list):
-    """One report per file ingested (gpudb.sources' FileReport or LogReport), with the
-    ``summaries`` of the runs they added per GPU (ranges and flags, gpudb.sources.ingest_summary)
-    and, for logs, a ``note`` (None or one line about the inputs' sizes)."""
-
-    def __init__(self, reports=(), summaries=(), note: str | None = None):
-        super().__init__(reports)
-        self.summaries = list(summaries)
-        self.note = note
 
 
 class Database:
@@ -123,7 +91,7 @@ class Database:
 
         get_query(name)  # an unknown name before the parameters are looked at
         con = self._open()
-        values = resolve_names(con, _text({**(params or {}), **more}))
+        values = resolve_names(con, text_params({**(params or {}), **more}))
         return Table(*run_query(con, name, values))
 
     def sql(self, text: str, params: Sequence | dict | None = None) -> duckdb.DuckDBPyRelation | None:
@@ -135,7 +103,7 @@ class Database:
         from gpudb.store.queries import register_macros
 
         con = self._open()
-        with _sql_errors():
+        with sql_errors():
             register_macros(con, text)
             db.doing("running the SQL given")
             return con.sql(text, params=params) if params else con.sql(text)
@@ -145,7 +113,7 @@ class Database:
         from gpudb.store.queries import relation_rows
 
         relation = self.sql(text, params)
-        with _sql_errors():
+        with sql_errors():
             return Table(*relation_rows(relation))
 
     def queries(self) -> Table:
@@ -176,7 +144,7 @@ class Database:
         meta = self.versions()
         counts = self.tables()
         db.doing("listing the experiments")
-        experiments = Table(*_fetch(con, _EXPERIMENTS))
+        experiments = Table(*fetch(con, EXPERIMENTS))
         materialized = status(con)
         foreign = foreign_objects(con)
         return Info(meta, counts, experiments, materialized, foreign, self.check())
@@ -196,7 +164,7 @@ class Database:
 
     def gpus(self) -> Table:
         """Per GPU, its measured and simulated runs."""
-        return Table(*_fetch(self._open(),
+        return Table(*fetch(self._open(),
                              "SELECT gpu_id, count(*) FILTER (WHERE source = 'measured') AS "
                              "measured, count(*) FILTER (WHERE source = 'sim') AS simulated "
                              "FROM run GROUP BY gpu_id ORDER BY gpu_id"))
@@ -214,9 +182,9 @@ class Database:
 
         con = self._writable("gpudb ingest")
         mapping = mapping if isinstance(mapping, Mapping) else load_mapping(mapping)
-        reports = ingest(con, _paths(files), mapping, experiment, progress=progress,
+        reports = ingest(con, path_list(files), mapping, experiment, progress=progress,
                          suite=suite, replace=replace)
-        return Ingested(reports, _summaries(con, reports))
+        return Ingested(reports, ingest_summaries(con, reports))
 
     def ingest_log(self, paths: str | os.PathLike | Iterable[str | os.PathLike],
                    power_report: str | os.PathLike | None = None,
@@ -227,9 +195,9 @@ class Database:
         from gpudb.sources.ingest_log import ingest_logs, size_note
 
         con = self._writable("gpudb ingest-log")
-        reports = ingest_logs(con, _paths(paths), power_report, experiment, gpu, suite,
+        reports = ingest_logs(con, path_list(paths), power_report, experiment, gpu, suite,
                               read=read)
-        return Ingested(reports, _summaries(con, reports), size_note(reports))
+        return Ingested(reports, ingest_summaries(con, reports), size_note(reports))
 
     def merge(self, source: str | os.PathLike):
         """The runs of another gpudb file or Parquet export that this one lacks, as ``gpudb
@@ -249,8 +217,8 @@ class Database:
         runs are gone, as ``gpudb delete``; returns rows per table (``dry_run``: would be)."""
         from gpudb.store import delete as deleting
 
-        sel = deleting.Selection(_names(experiment), _names(ingest), _names(gpu),
-                                 _names(kernel), orphans)
+        sel = deleting.Selection(name_list(experiment), name_list(ingest), name_list(gpu),
+                                 name_list(kernel), orphans)
         if sel.empty():
             raise GpudbError("say which runs: experiment, ingest, gpu, kernel or orphans")
         if orphans and (sel.experiments or sel.ingests or sel.gpus or sel.kernels):
@@ -328,7 +296,7 @@ class Database:
         plot's and its queries' (``gpudb plot --list``); ``size`` (width, height) inches."""
         from gpudb.present import plots
 
-        return plots.draw(self._open(), name, _plot_params(gpu, {**(params or {}), **more}),
+        return plots.draw(self._open(), name, plot_params(gpu, {**(params or {}), **more}),
                           size=size, title=title).figure
 
     def save_plot(self, name: str, out: str | os.PathLike, gpu: str | None = None,
@@ -340,7 +308,7 @@ class Database:
         from gpudb.present import plots
 
         plots.check_out(out, fmt)
-        return plots.render(self._open(), name, _plot_params(gpu, {**(params or {}), **more}),
+        return plots.render(self._open(), name, plot_params(gpu, {**(params or {}), **more}),
                             out, dpi=dpi, size=size, title=title, fmt=fmt)
 
     def report(self, folder: str | os.PathLike) -> Path:
@@ -367,57 +335,3 @@ class Database:
         gpus = self.gpus()
         return (head + (gpus._repr_html_() if gpus.rows else "<p>no runs yet</p>")
                 + Table(["table", "rows"], [r for r in self.tables().rows if r[1]])._repr_html_())
-
-
-_EXPERIMENTS = (
-    "SELECT e.name AS experiment, count(r.run_id) AS runs, "
-    "count(DISTINCT r.kernel_id) AS kernels, string_agg(DISTINCT r.gpu_id, ', ') AS gpus, "
-    "min(r.source) AS source, CAST(e.created_at AS DATE) AS created "
-    "FROM experiment AS e LEFT JOIN run AS r USING (experiment_id) "
-    "GROUP BY e.name, e.created_at ORDER BY e.created_at, e.name")
-
-
-def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple]]:
-    result = con.execute(sql)
-    return [d[0] for d in result.description], result.fetchall()
-
-
-def _paths(files) -> list:
-    return [files] if isinstance(files, (str, os.PathLike)) else list(files)
-
-
-def _names(value: str | Iterable[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
-
-
-def _summaries(con: duckdb.DuckDBPyConnection, reports) -> list:
-    """The sanity summary of the runs the reports' files added (gpudb.sources.ingest_summary)."""
-    from gpudb.sources.ingest_summary import summarize
-
-    return summarize(con, [r.sha256 for r in reports if not r.skipped_reason and r.runs_added])
-
-
-def _text(params: dict[str, Any]) -> dict[str, str | None]:
-    """Parameters as text, as -p gives them (the queries cast them); None stays NULL."""
-    return {k: None if v is None else str(v) for k, v in params.items()}
-
-
-@contextlib.contextmanager
-def _sql_errors():
-    """DuckDB's error in ad hoc SQL as gpudb sql says it: one line."""
-    from gpudb.store.base import error_line
-
-    try:
-        yield
-    except duckdb.Error as exc:
-        raise GpudbError(f"SQL error: {error_line(exc)}") from None
-
-
-def _plot_params(gpu: str | None, params: dict) -> dict[str, str]:
-    """A plot's parameters as text (as -p gives them), ``gpu`` as gpu_id."""
-    values = {k: str(v) for k, v in params.items() if v is not None}
-    if gpu is not None:
-        if values.get("gpu_id", gpu) != gpu:
-            raise GpudbError(f"gpu {gpu} and gpu_id {values['gpu_id']}: give one")
-        values["gpu_id"] = gpu
-    return values

@@ -62,10 +62,12 @@ def test_a_hostile_file_is_data_only_through_the_api(hostile, tiny, read_only):
         # gpudb's prediction view, faked by the file with perfect predictions, is gpudb's
         assert db.sql_table(ACCURACY) == clean.sql_table(ACCURACY)
         assert db.sql(ACCURACY).df().e.min() > 0
-        mape = db.query("mape_by_predictor", gpu_id="tiny")
-        assert mape == clean.query("mape_by_predictor", gpu_id="tiny")
+        if read_only:  # a stored query reads the same views (one is enough: ~2 s each)
+            mape = db.query("mape_by_predictor", gpu_id="tiny")
+            assert mape == clean.query("mape_by_predictor", gpu_id="tiny")
+            seen.append(str(mape.rows))
         info = db.info()
-        seen += [repr(db), db._repr_html_(), str(mape.rows), str(info)]
+        seen += [repr(db), db._repr_html_(), str(info)]
     assert ("view", "leak") in info.foreign and ("table macro", "leak_table") in info.foreign
     assert not any(SECRET in text for text in seen)
     if read_only:

@@ -2,7 +2,7 @@
 ``kernel`` and ``experiment`` rows they refer to (docs/DESIGN.md section 2).
 
 Sweeps (gpudb.simulate.sweep), closed-loop control (gpudb.control.runner), ingest
-(gpudb.sources.ingest)
+(gpudb.sources.tabular.ingest)
 and merge (gpudb.store.transfer) all write them through here, so one set of rules holds for every
 run, whatever produced it:
 

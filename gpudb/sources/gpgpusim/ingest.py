@@ -1,8 +1,8 @@
-"""Ingest of GPGPU-Sim 3.x / Accel-Sim logs (gpudb.sources.gpgpusim_log) as runs: one per kernel
+"""Ingest of GPGPU-Sim 3.x / Accel-Sim logs (gpudb.sources.gpgpusim.log) as runs: one per kernel
 launch.
 
 Every log (and its power report) is read and checked before anything is written; the first
-problem raises :class:`gpudb.sources.gpgpusim_log.LogError` naming the file (and line). All logs of
+problem raises :class:`gpudb.sources.gpgpusim.log.LogError` naming the file (and line). All logs of
 one call are then written in one transaction, through gpudb.store.runs: all or nothing.
 
 A launch becomes a run with ``source = 'sim'``, ``policy = 'fixed'``, in an experiment whose
@@ -44,7 +44,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from gpudb.sources.gpgpusim_log import (
+from gpudb.sources.gpgpusim.log import (
     Launch,
     LogError,
     PowerEntry,
@@ -53,7 +53,7 @@ from gpudb.sources.gpgpusim_log import (
     parse_log,
     parse_power_report,
 )
-from gpudb.sources.ingest import file_sha256
+from gpudb.sources.tabular.ingest import file_sha256
 from gpudb.store.db import atomic, first_row, whoami
 from gpudb.store.runs import (
     ensure_experiment,

@@ -1,4 +1,4 @@
-"""Reading a measured data file for ingest (:mod:`gpudb.sources.ingest`): a regular file
+"""Reading a measured data file for ingest (:mod:`gpudb.sources.tabular.ingest`): a regular file
 only, CSV as the mapping's [file] section describes it (header row or the mapping's names,
 section-label lines, repeated names refused or numbered) or Parquet, as an Arrow table; the
 one-line errors naming file, row and column; and the SQL that reads a cell (trimmed, blank,
@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from gpudb.sources.mapping import Mapping, file_kind
+from gpudb.sources.tabular.mapping import Mapping, file_kind
 from gpudb.store.db import GpudbError
 
 ROW = "_gpudb_row"

@@ -16,8 +16,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from gpudb.sources.measure_plan import Gpu
-from gpudb.sources.measure_sampling import Measurement
+from gpudb.sources.nvml.plan import Gpu
+from gpudb.sources.nvml.sampling import Measurement
 from gpudb.store.db import GpudbError, atomic, first_row
 from gpudb.store.runs import (
     ensure_experiment,

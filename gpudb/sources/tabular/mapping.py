@@ -92,7 +92,7 @@ canonical names in :data:`INPUTS`, each with its unit(s)::
 
 Each value is ``{ column = "name", unit = "..." }`` or ``{ expr = "<DuckDB SQL expression over
 the file's columns>", unit = "..." }`` (a :class:`Derived`). Ingest stores them as whole-run
-metrics under the canonical name (see gpudb.sources.ingest for how expressions are evaluated, locked
+metrics under the canonical name (see gpudb.sources.tabular.ingest for how expressions are evaluated, locked
 down, and what happens to values that are not finite). The columns an input reads still become
 metrics themselves unless [metrics] ignore lists them. An expression is parsed when the mapping
 is loaded (a syntax error is a mapping error); whether its columns exist is checked against
@@ -184,7 +184,7 @@ class Derived:
     Exactly one of: ``column``, a column of the file; ``expr``, a DuckDB SQL expression over the
     file's columns; ``value``, a constant (a quantity the file held fixed and did not record;
     [columns] only). ``key`` names it in messages (e.g. "[inputs] blocks", "[columns] time").
-    Evaluated by gpudb.sources.ingest.
+    Evaluated by gpudb.sources.tabular.ingest.
     """
     key: str
     unit: str

@@ -6,14 +6,14 @@ and times, frequencies and energies stay positive and finite after unit conversi
 metrics with one name; no kernel measured twice at one setting, unless the mapping's [rows]
 repeats numbers them); the first problem raises :class:`IngestError` naming file, line (a
 Parquet file's row) and column, with the count of every row that has it. The mapping's [rows]
-where leaves rows out first (see gpudb.sources.mapping). All files of one call are then written in one
+where leaves rows out first (see gpudb.sources.tabular.mapping). All files of one call are then written in one
 transaction: all or nothing. The report of each file (FileReport) says which of its other
 columns became metrics, were dropped as text or as empty, or were ignored.
 
 A CSV is read as the mapping's [file] section describes it (see read_file): a header row or
 the mapping's column names, section-label lines filling a column, repeated header names
 refused or numbered. The [columns] numbers given as a constant or a DuckDB expression (see
-gpudb.sources.mapping) become columns of the file's table before validation (see _computed), so they
+gpudb.sources.tabular.mapping) become columns of the file's table before validation (see _computed), so they
 pass the checks of any column; an expression is evaluated like an [inputs] one (below), but a
 NULL or non-finite value stops the ingest naming key, file and row.
 
@@ -31,7 +31,7 @@ The view names the columns by position (_c0, _c1, ...), so no column name (quote
 names that differ only in case, which DuckDB would take for one) can confuse the SQL.
 The rows are written through gpudb.store.runs, the one writer of runs.
 
-Model inputs ([inputs] of the mapping, see gpudb.sources.mapping): each is a column or a DuckDB SQL
+Model inputs ([inputs] of the mapping, see gpudb.sources.tabular.mapping): each is a column or a DuckDB SQL
 expression over the file's columns, evaluated while the file is staged (so a bad one writes
 nothing) on a separate in-memory DuckDB connection opened with external access disabled and its
 configuration locked: an expression cannot read or write files, load extensions or change
@@ -53,9 +53,9 @@ factor 1 (e.g. ``achieved_occupancy = { column = "achieved_occupancy", unit = "f
 in which case the one metric serves as both.
 
 Here: :func:`ingest`, which stages every file and then writes them all. Reading is in
-:mod:`gpudb.sources.ingest_read`, validation and staging in :mod:`gpudb.sources.ingest_validate`,
-the expression sandbox in :mod:`gpudb.sources.ingest_expressions`, writing in
-:mod:`gpudb.sources.ingest_write`.
+:mod:`gpudb.sources.tabular.read`, validation and staging in :mod:`gpudb.sources.tabular.validate`,
+the expression sandbox in :mod:`gpudb.sources.tabular.expressions`, writing in
+:mod:`gpudb.sources.tabular.convert`.
 """
 
 from __future__ import annotations
@@ -66,14 +66,14 @@ from pathlib import Path
 
 import duckdb
 
-from gpudb.sources.ingest_expressions import (  # noqa: F401 - this module's names too
+from gpudb.sources.tabular.expressions import (  # noqa: F401 - this module's names too
     EXPR_FUNCTIONS,
     EXPR_MAX_CHARS,
     EXPR_TIME_BOUND_S,
     Expressions,
     expression_problem,
 )
-from gpudb.sources.ingest_read import (  # noqa: F401 - this module's names too
+from gpudb.sources.tabular.read import (  # noqa: F401 - this module's names too
     MAX_CELLS,
     ROW,
     IngestError,
@@ -82,18 +82,18 @@ from gpudb.sources.ingest_read import (  # noqa: F401 - this module's names too
     read_file,
     sql_str,
 )
-from gpudb.sources.ingest_validate import (  # noqa: F401 - this module's names too
+from gpudb.sources.tabular.validate import (  # noqa: F401 - this module's names too
     FileReport,
     stage_file,
     Staged,
 )
-from gpudb.sources.ingest_write import (  # noqa: F401 - this module's names too
+from gpudb.sources.tabular.convert import (  # noqa: F401 - this module's names too
     RUN_COLUMNS,
     check_stored_gpu,
     stage_runs,
     write_staged,
 )
-from gpudb.sources.mapping import Mapping
+from gpudb.sources.tabular.mapping import Mapping
 from gpudb.store.db import first_row
 from gpudb.store.runs import experiment_id
 

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpudb.sources.ingest_read import (
+from gpudb.sources.tabular.read import (
     ROW,
     IngestError,
     trim_sql,
@@ -19,14 +19,14 @@ from gpudb.sources.ingest_read import (
     rows_note,
     sql_str,
 )
-from gpudb.sources.ingest_validate import (
+from gpudb.sources.tabular.validate import (
     is_number_type,
     parsed_columns,
     Staged,
     check_repeats,
     number_repeats,
 )
-from gpudb.sources.mapping import Derived, Mapping
+from gpudb.sources.tabular.mapping import Derived, Mapping
 from gpudb.store.db import atomic, first_row, whoami
 from gpudb.store.delete import Selection, delete_parents, delete_rows
 from gpudb.store.runs import ensure_experiment, insert_metrics, insert_missing, insert_runs

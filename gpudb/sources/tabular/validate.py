@@ -1,6 +1,6 @@
 """Validating a file for ingest before anything is written: names, numbers (finite, positive
 after unit conversion), computed columns and model inputs, staged as SQL over the file's
-Arrow table (:mod:`gpudb.sources.ingest`); what each file's report says.
+Arrow table (:mod:`gpudb.sources.tabular.ingest`); what each file's report says.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpudb.sources.ingest_expressions import Expressions
-from gpudb.sources.ingest_read import (
+from gpudb.sources.tabular.expressions import Expressions
+from gpudb.sources.tabular.read import (
     ROW,
     IngestError,
     Lines,
@@ -28,7 +28,7 @@ from gpudb.sources.ingest_read import (
     read_file,
     rows_note,
 )
-from gpudb.sources.mapping import FRACTION_INPUTS, GPU_COLUMNS, Mapping, gpu_column_key, names_gpu
+from gpudb.sources.tabular.mapping import FRACTION_INPUTS, GPU_COLUMNS, Mapping, gpu_column_key, names_gpu
 from gpudb.store.db import first_row
 
 _INT64_MAX = 2**63 - 1
@@ -175,8 +175,8 @@ _INDEX = re.compile(r"\s*\d+\s*")  # a device index (nvidia-smi's 'index'), not 
 def _check_file_gpu(path: Path, lines: Lines, mapping: Mapping,
                     raw: pa.Table) -> None:
     """Where the file says which GPU it measured (the [gpu] column of the mapping, or a
-    column named like gpudb.sources.mapping.GPU_COLUMNS), every value must name the mapping's GPU
-    (gpudb.sources.mapping.names_gpu): a mapping of another GPU would store the file's runs under
+    column named like gpudb.sources.tabular.mapping.GPU_COLUMNS), every value must name the mapping's GPU
+    (gpudb.sources.tabular.mapping.names_gpu): a mapping of another GPU would store the file's runs under
     the wrong gpu_id. A column found by its name whose values are all whole numbers is a device
     index, not a name, and is left alone."""
     gpu = mapping.gpu

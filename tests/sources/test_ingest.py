@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.sources.tabular.ingest import IngestError, ingest
+from gpudb.sources.tabular.ingest import ingest
 from gpudb.sources.tabular.mapping import MappingError, load_mapping
+from gpudb.sources.tabular.read import IngestError
 
 
 def _ingest(path, files, mapping, experiment=None):
@@ -612,7 +613,7 @@ def test_a_parquet_file_of_more_values_than_ingest_holds_is_refused_before_it_is
 
     import numpy as np
 
-    from gpudb.sources.tabular.ingest import MAX_CELLS
+    from gpudb.sources.tabular.read import MAX_CELLS
 
     rows = MAX_CELLS // 5 + 1  # 5 columns: one row over the bound
     path = tmp_path / "huge.parquet"

@@ -14,8 +14,9 @@ from conftest import MAPPINGS, REPO, TABLES, row_counts
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.sources.tabular.ingest import FileReport, IngestError, ingest
+from gpudb.sources.tabular.ingest import FileReport, ingest
 from gpudb.sources.tabular.mapping import MappingError, load_mapping
+from gpudb.sources.tabular.read import IngestError
 
 
 def _ingest(db, data, mapping, **options):

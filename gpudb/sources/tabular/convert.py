@@ -1,6 +1,8 @@
-"""Writing staged files as runs and metrics through :mod:`gpudb.store.runs` (ingest's last
-step, all files in one transaction): run ids, reference rows, the stored GPU's facts checked,
-metrics and model inputs.
+"""Converting a validated file (:mod:`gpudb.sources.tabular.validate`) to the rows the writer
+stores (:mod:`gpudb.sources.write`): its runs in gpudb's units with their run ids, as a
+temporary table over which the kernel, P-state and run rows are SQL; the values unit conversion
+made zero or infinite and a kernel measured twice at one setting refused (they need the
+converted values); its metrics and model inputs as long-format Arrow rows.
 """
 
 from __future__ import annotations
@@ -10,26 +12,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gpudb.sources.tabular.mapping import Derived, Mapping
 from gpudb.sources.tabular.read import (
     ROW,
+    SHOWN_ROWS,
     IngestError,
-    trim_sql,
     cell_location,
     offending,
     rows_note,
     sql_str,
+    trim_sql,
 )
-from gpudb.sources.tabular.validate import (
-    is_number_type,
-    parsed_columns,
-    Staged,
-    check_repeats,
-    number_repeats,
-)
-from gpudb.sources.tabular.mapping import Derived, Mapping
-from gpudb.store.db import atomic, first_row, whoami
-from gpudb.store.delete import Selection, delete_parents, delete_rows
-from gpudb.store.runs import ensure_experiment, insert_metrics, insert_missing, insert_runs
+from gpudb.sources.tabular.validate import Staged, is_number_type
+from gpudb.sources.write import FileRecord, Part
+from gpudb.store.db import first_row
 
 
 def _num(measure: Derived, sql: dict[str, str]) -> str:
@@ -91,12 +87,14 @@ def _run_rows(mapping: Mapping, sql: dict[str, str], view: str) -> str:
         FROM {view}"""
 
 
-def stage_runs(con, stage: Staged, view: str, exp_id: str, now: str) -> None:
-    """Materialise a validated file's run rows, with their run_id and row number, as the
-    temporary table stage.runs (readers that need file order sort by _row; the columns
-    equal for every run are in stage.constants), and refuse values that unit conversion
-    made zero or infinite (1e308 ms is +inf ns) and a kernel measured twice at one setting
-    (which need the converted values the table holds)."""
+def convert(con: duckdb.DuckDBPyConnection, stage: Staged, view: str, exp_id: str,
+            now: str) -> Part:
+    """The rows of a validated file (registered as ``view``) for the writer. Its run rows,
+    with their run_id and row number, are materialised as the temporary table stage.runs
+    (readers that need file order sort by _row; the columns equal for every run are in
+    stage.constants), which the part's SQL reads until it is written; the values unit
+    conversion made zero or infinite (1e308 ms is +inf ns) and a kernel measured twice at
+    one setting are refused here, naming file, line and column."""
     mapping = stage.mapping
     const = stage.constants = _run_constants(mapping, exp_id, stage.sha256, now)
     rows = _run_rows(mapping, stage.sql, view)
@@ -109,6 +107,19 @@ def stage_runs(con, stage: Staged, view: str, exp_id: str, now: str) -> None:
         FROM ({number_repeats(rows, mapping)})""")
     _check_converted(con, stage, view)
     stage.repeats = check_repeats(con, stage)
+    suite, gpu_id = sql_str(mapping.suite), const["gpu_id"]
+    columns = (f"{const.get(c, c)} AS {c}" for c in RUN_COLUMNS)
+    return Part(
+        runs=f"SELECT {', '.join(columns)} FROM {stage.runs}",
+        kernels=(f"SELECT DISTINCT kernel_id, substr(kernel_id, length({suite}) + 2) AS name, "
+                 f"{suite} AS suite, 'measured kernel' AS description FROM {stage.runs}"),
+        gpu=_gpu_row(mapping),
+        pstates=(f"SELECT DISTINCT {gpu_id} AS gpu_id, 'core' AS domain, core_mhz AS freq_mhz "
+                 f"FROM {stage.runs} UNION SELECT DISTINCT {gpu_id}, 'mem', mem_mhz "
+                 f"FROM {stage.runs}"),
+        metrics=((lambda: _metric_rows(con, stage, view))
+                 if stage.metric_columns or stage.inputs else None),
+        file=FileRecord(stage.sha256, stage.path, mapping.sha256, stage.table.num_rows))
 
 
 def _check_converted(con, stage: Staged, view: str) -> None:
@@ -146,54 +157,28 @@ RUN_COLUMNS = ("run_id", "experiment_id", "source", "kernel_id", "gpu_id", "poli
                "energy_j", "instructions", "created_at", "input_hash")
 
 
-def _ensure_reference_rows(con, mapping: Mapping, exp_name: str, now: str) -> None:
-    """The GPU and experiment rows the new runs refer to (insert if missing)."""
+def _gpu_row(mapping: Mapping) -> pa.Table:
+    """The GPU row the runs refer to (the writer inserts it if missing)."""
     gpu = mapping.gpu
-    insert_missing(con, "gpu", pa.Table.from_pylist([{
+    return pa.Table.from_pylist([{
         "gpu_id": gpu["gpu_id"], "name": gpu["name"], "n_sm": gpu["n_sm"],
         "max_warps_per_sm": gpu.get("max_warps_per_sm"),
         "max_ctas_per_sm": gpu.get("max_ctas_per_sm"),
         "nominal_core_mhz": gpu.get("nominal_core_mhz"),
-        "nominal_mem_mhz": gpu.get("nominal_mem_mhz")}]))
-    ensure_experiment(con, exp_name, mapping.description
-                      or f"measured data ingested with {mapping.path.name}", created_at=now)
+        "nominal_mem_mhz": gpu.get("nominal_mem_mhz")}])
 
 
-# the [gpu] keys that describe the GPU itself: a mapping that names a stored gpu_id must agree
-_GPU_FACTS = ("name", "n_sm", "max_warps_per_sm", "max_ctas_per_sm", "nominal_core_mhz",
-              "nominal_mem_mhz")
-
-
-def check_stored_gpu(con: duckdb.DuckDBPyConnection, mapping: Mapping) -> None:
-    """A mapping's [gpu] naming a GPU the database holds must say what the database says of
-    it (ingest-log refuses a log whose SM count differs the same way): otherwise one gpu_id
-    would hold runs of two GPUs, e.g. of 40 SMs and of 2."""
-    gpu = mapping.gpu
-    stored = con.execute(f"SELECT {', '.join(_GPU_FACTS)} FROM gpu WHERE gpu_id = ?",
-                         [gpu["gpu_id"]]).fetchall()
-    if not stored:
-        return
-    for key, have in zip(_GPU_FACTS, stored[0], strict=True):
-        given = gpu.get(key)
-        if given is not None and have is not None and given != have:
-            raise IngestError(f"{mapping.path}: [gpu] {key} = {given!r}, but GPU "
-                              f"{gpu['gpu_id']!r} in the database has {key} = {have!r}: "
-                              "name another gpu_id, or the GPU as stored")
-
-
-def _metric_rows(con, mapping: Mapping, stage: Staged, view: str,
-                 some_present: bool) -> pa.Table:
-    """Long-format (run_id, _new, name, value) rows of a staged file's metric columns and
-    [inputs] (those not already a metric column); _new: the run was not stored before this
-    ingest (`some_present` False: none was).
+def _metric_rows(con: duckdb.DuckDBPyConnection, stage: Staged, view: str) -> pa.Table:
+    """Long-format (run_id, name, value) rows of a staged file's metric columns and [inputs]
+    (those not already a metric column), without the NULL values (not stored: that run has
+    no such metric).
 
     Built column-wise in Arrow rather than with SQL UNPIVOT: it costs about a fifth as much at
     a million rows, and the insert then reads Arrow like DuckDB's own bulk path. The names
-    stay dictionary-encoded (DuckDB reads them as text).
+    stay dictionary-encoded (DuckDB reads them as text). Arrow filters copy every string of
+    the table, so the NULL values are filtered out only where there are some.
     """
-    new = ("run_id NOT IN (SELECT run_id FROM _gpudb_present)" if some_present else "true")
-    ids = con.sql(f"SELECT run_id, {new} AS _new "
-                  f"FROM {stage.runs} ORDER BY _row").to_arrow_table()
+    ids = con.sql(f"SELECT run_id FROM {stage.runs} ORDER BY _row").to_arrow_table()
     text = [c for c in stage.metric_columns if not is_number_type(stage.table.schema.field(c))]
     parsed = parsed_columns(con, stage.table, text, f"{view}_text")
     # integers beyond 2**53 lose their last digits as DOUBLE (metric.value), like in SQL
@@ -204,99 +189,101 @@ def _metric_rows(con, mapping: Mapping, stage: Staged, view: str,
     rows, count = stage.table.num_rows, len(values)
     names = pa.DictionaryArray.from_arrays(
         pa.array(np.repeat(np.arange(count, dtype=np.int32), rows)),
-        pa.array([mapping.metric_name(c) for c in stage.metric_columns] + inputs, pa.string()))
+        pa.array([stage.mapping.metric_name(c) for c in stage.metric_columns] + inputs,
+                 pa.string()))
     # run ids dictionary-encoded too, each column one chunk: a chunk per metric column made
     # DuckDB's insert pay per chunk (10,000 columns of 4 rows: 4 s for 40,000 values)
     run = pa.array(np.tile(np.arange(rows, dtype=np.int32), count))
-    return pa.table({
+    table = pa.table({
         "run_id": pa.DictionaryArray.from_arrays(run, ids.column("run_id").combine_chunks()),
-        "_new": ids.column("_new").combine_chunks().take(run),
         "name": names,
         "value": pa.concat_arrays([chunk for v in values for chunk in v.chunks]),
     })
+    if table.column("value").null_count:
+        table = table.filter(pc.is_valid(table.column("value")))
+    return table
 
 
-def _write_metrics(con, mapping: Mapping, stage: Staged, view: str, some_present: bool) -> int:
-    """Insert a staged file's metrics; returns the number of metric rows added.
-
-    Arrow filters copy every string of the table, so they run only where needed: no NULL
-    values and only new runs (a first ingest) insert the rows as they are.
-    """
-    rows = _metric_rows(con, mapping, stage, view, some_present)
-    if rows.column("value").null_count:
-        rows = rows.filter(pc.is_valid(rows.column("value")))
-    is_new = rows.column("_new")
-    new_count = pc.sum(is_new).as_py() or 0
-    added = 0
-    if new_count:
-        added += insert_metrics(con, (rows if new_count == rows.num_rows
-                                      else rows.filter(is_new)).drop_columns(["_new"]),
-                                skip_stored=False)
-    if some_present and new_count < rows.num_rows:
-        added += insert_metrics(con, rows.filter(pc.invert(is_new)).drop_columns(["_new"]),
-                                skip_stored=True)
-    return added
-
-
-def write_staged(con, mapping, staged, exp_id, exp_name, now, version,
-           replacing: list[str] | None = None) -> None:
-    """Write the staged files in one transaction; ``replacing``: SHA-256s of files ingested
-    before whose runs (with everything derived from them) the new ones replace, deleted in
-    that same transaction. The GPU, kernel and experiment rows only the replaced runs used
-    go afterwards, in a transaction of their own (gpudb.store.delete says why)."""
-    user, host = whoami()
-    # Row order in run and metric carries no meaning (readers sort), and letting DuckDB
-    # insert out of order lets both threads write (DuckDB's advice for bulk loads).
-    preserve = first_row(con.execute("SELECT current_setting('preserve_insertion_order')"))[0]
-    con.execute("SET preserve_insertion_order = false")
-    try:
-        touched = _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host,
-                             replacing or [])
-    finally:
-        con.execute(f"SET preserve_insertion_order = {str(bool(preserve)).lower()}")
-    if touched is not None:
-        delete_parents(con, Selection(ingests=replacing), touched)
+def parsed_columns(con: duckdb.DuckDBPyConnection, table: pa.Table, text: list[str], view: str
+            ) -> dict[str, pa.ChunkedArray]:
+    """The text columns ``text`` of ``table`` (validated numbers) as DOUBLE by DuckDB's CAST,
+    in file order: stacked into one column per batch, so a wide file costs one cast of few
+    columns per batch, not a query over all its columns (10,000 columns: 6.4 of the 36 s
+    of an ingest under load)."""
+    parsed: dict[str, pa.ChunkedArray] = {}
+    rows = table.num_rows
+    batch_columns = max(1, 1_000_000 // max(rows, 1))  # about a million values a query
+    for start in range(0, len(text), batch_columns):
+        batch = text[start:start + batch_columns]
+        values = pa.chunked_array([chunk.cast(pa.large_string()) for c in batch
+                                   for chunk in table.column(c).chunks],
+                                  type=pa.large_string())
+        # ordered by position: ingest writes with preserve_insertion_order off
+        con.register(view, pa.table({"v": values, "i": np.arange(len(values), dtype=np.int64)}))
+        try:
+            cast = con.sql(f"SELECT CAST(v AS DOUBLE) AS v FROM {view} ORDER BY i"
+                           ).to_arrow_table()
+        finally:
+            con.unregister(view)
+        column = cast.column("v").combine_chunks()
+        parsed.update({c: pa.chunked_array([column.slice(i * rows, rows)])
+                       for i, c in enumerate(batch)})
+    return parsed
 
 
-def _write_all(con, mapping, staged, exp_id, exp_name, now, version, user, host,
-               replacing: list[str]) -> dict[str, list[str]] | None:
-    """The write of :func:`write_staged`; returns what the replaced runs touched (None: nothing
-    was replaced)."""
-    touched = None
-    with atomic(con):
-        if replacing:
-            earlier = dict(con.execute(
-                "SELECT input_hash, count(*) FROM run WHERE list_contains(?, input_hash) "
-                "GROUP BY ALL", [replacing]).fetchall())
-            for report, stage, _ in staged:
-                report.runs_replaced = earlier.get(stage.sha256, 0)
-            _, touched = delete_rows(con, Selection(ingests=replacing))
-        _ensure_reference_rows(con, mapping, exp_name, now)
-        suite = sql_str(mapping.suite)
-        for report, stage, view in staged:
-            insert_missing(con, "kernel", (
-                f"SELECT DISTINCT kernel_id, substr(kernel_id, length({suite}) + 2) AS name, "
-                f"{suite} AS suite, 'measured kernel' AS description FROM {stage.runs}"))
-            gpu_id = stage.constants["gpu_id"]
-            insert_missing(con, "pstate", (
-                f"SELECT DISTINCT {gpu_id} AS gpu_id, 'core' AS domain, core_mhz AS freq_mhz "
-                f"FROM {stage.runs} UNION SELECT DISTINCT {gpu_id}, 'mem', mem_mhz "
-                f"FROM {stage.runs}"))
-            # Runs the database already has (usually none) keep their row; only their new
-            # metrics are added.
-            con.execute("CREATE OR REPLACE TEMP TABLE _gpudb_present AS SELECT run_id FROM "
-                        f"{stage.runs} WHERE run_id IN (SELECT run_id FROM run)")
-            columns = (f"{stage.constants.get(c, c)} AS {c}" for c in RUN_COLUMNS)
-            report.runs_added = insert_runs(
-                con, f"SELECT {', '.join(columns)} FROM {stage.runs}").runs
-            report.runs_present = report.rows - report.runs_added
-            if stage.metric_columns or stage.inputs:
-                report.metrics_added = _write_metrics(con, mapping, stage, view,
-                                                      report.runs_present > 0)
-            con.execute(
-                "INSERT INTO ingest_file VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "CAST(? AS TIMESTAMPTZ), ?)",
-                [stage.sha256, stage.path.name, mapping.sha256, exp_id, report.rows,
-                 report.runs_added, report.metrics_added, user, host, now, version])
-        con.execute("DROP TABLE IF EXISTS _gpudb_present")
-    return touched
+_SETTING = "kernel_id, core_mhz, mem_mhz, n_sm"
+
+
+def number_repeats(rows: str, mapping: Mapping) -> str:
+    """SQL: the run rows ``rows`` (with kernel_id and _row, the 1-based row) with, where the
+    mapping says ``[rows] repeats = "number"``, every row of a kernel measured more than once
+    at some setting labelled ``kernel_id#k``, k counting that kernel's rows at the row's
+    setting in file order from 1. Column _label keeps the kernel_id as read and _copies the
+    rows of its (kernel, setting)."""
+    if mapping.repeats != "number":
+        return f"SELECT *, kernel_id AS _label, 1 AS _copies FROM ({rows})"
+    return f"""
+        SELECT * EXCLUDE (kernel_id, _copy),
+               CASE WHEN max(_copies) OVER (PARTITION BY _label) > 1
+                    THEN _label || '#' || _copy ELSE _label END AS kernel_id
+        FROM (SELECT *, kernel_id AS _label,
+                     row_number() OVER (PARTITION BY {_SETTING} ORDER BY _row) AS _copy,
+                     count(*) OVER (PARTITION BY {_SETTING}) AS _copies
+              FROM ({rows}))"""
+
+
+def check_repeats(con: duckdb.DuckDBPyConnection, stage: Staged) -> dict[str, int]:
+    """Refuse a file whose staged runs (stage.runs) measure one kernel twice at one setting,
+    naming every such row by count and the first few by line; else the labels numbered by
+    number_repeats (kernel name -> most rows at one setting)."""
+    mapping = stage.mapping
+    # Equal settings hash equal (the values are positive and finite by now, so equal means
+    # bitwise equal): the grouping by the columns themselves, which names the rows, runs
+    # only when two hashes meet.
+    if first_row(con.execute(f"SELECT count(DISTINCT hash({_SETTING})) < count(*) "
+                             f"FROM {stage.runs}"))[0]:
+        twice = (f"(SELECT _row, count(*) OVER (PARTITION BY {_SETTING}) AS n, kernel_id "
+                 f"FROM {stage.runs})")
+        rows, total = offending(con, twice, "n > 1", row="_row")
+        if rows:
+            kernel, first = first_row(con.execute(
+                f"SELECT kernel_id, list(_row ORDER BY _row) FROM {stage.runs} "
+                f"WHERE ({_SETTING}) = (SELECT ({_SETTING}) FROM {stage.runs} "
+                "WHERE _row = ?) GROUP BY kernel_id", [rows[0]]))
+            kernels = first_row(con.execute(f"SELECT count(DISTINCT kernel_id) FROM {twice} "
+                                            "WHERE n > 1"))[0]
+            at = f"{stage.lines.word}s " + ", ".join(
+                str(stage.lines.numbers[r - 1]) for r in first[:SHOWN_ROWS])
+            name = kernel.split("/", 1)[1]
+            hint = ("" if mapping.repeats == "number" else
+                    f"; to keep them as {name}#1, {name}#2, ... (file order), set [rows] "
+                    f"repeats = \"number\" in {mapping.path}")
+            raise IngestError(
+                f"{stage.path}: kernel {name!r} is measured {len(first)} times at one setting "
+                f"(columns {', '.join(mapping.kernel)}, {mapping.core_mhz.column}, "
+                f"{mapping.mem_mhz.column}): {at}; {total:,} rows of {kernels:,} "
+                f"kernel{'s' if kernels > 1 else ''} repeat a setting"
+                f"{rows_note(stage.lines, rows, total) if total > len(first) else ''}{hint}")
+    return {label.split("/", 1)[1]: n for label, n in con.execute(
+        f"SELECT _label, max(_copies) FROM {stage.runs} WHERE _label <> kernel_id "
+        "GROUP BY _label ORDER BY _label").fetchall()}

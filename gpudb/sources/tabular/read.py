@@ -8,7 +8,6 @@ a number).
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import re
 import stat
@@ -78,17 +77,6 @@ def offending(con, relation: str, condition: str, row: str = ROW) -> tuple[list[
 def sql_str(text: str) -> str:
     """Quote an SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except OSError as exc:
-        raise IngestError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return digest.hexdigest()
 
 
 def check_regular(path: Path) -> None:

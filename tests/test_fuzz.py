@@ -14,11 +14,12 @@ before it. For every malformed input the test asserts:
   appeared; the read commands change neither the file they read nor its folder;
 - every refusal is one line, and an ingest refusal names the data file or the mapping.
 
-Ingest cases (csv, parquet, mapping) go through ``gpudb.sources.tabular.ingest`` on one open connection, and
-every CLI_EVERY-th also through ``gpudb ingest`` (CliRunner) against a second target. Database
-cases go through ``gpudb info``, ``gpudb query best_setting`` or ``gpudb merge`` (CliRunner),
-one command per case in turn. A corrupted copy of a real gpudb file may still be readable, so
-for those (``may_succeed``) success is allowed too; every other case must be refused.
+Ingest cases (csv, parquet, mapping) go through ``gpudb.sources.tabular.ingest`` on one open
+connection, and every CLI_EVERY-th also through ``gpudb ingest`` (CliRunner) against a second
+target. Database cases go through ``gpudb info``, ``gpudb query best_setting`` or ``gpudb
+merge`` (CliRunner), one command per case in turn. A corrupted copy of a real gpudb file may
+still be readable, so for those (``may_succeed``) success is allowed too; every other case must
+be refused.
 
 The test runs once per family (FAMILIES: csv, parquet, mapping, expr, size, duckdb,
 special), each on its own copies of one pristine file, so that pytest-xdist spreads the 2,004

@@ -90,9 +90,9 @@ _MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
 
 
 class Expressions:
-    """Evaluates :class:`gpudb.sources.tabular.mapping.Derived` values (a column or a DuckDB SQL expression)
-    over one data file, on its own in-memory DuckDB connection with external access disabled
-    and the configuration locked (module docstring). Use as a context manager.
+    """Evaluates :class:`gpudb.sources.tabular.mapping.Derived` values (a column or a DuckDB SQL
+    expression) over one data file, on its own in-memory DuckDB connection with external access
+    disabled and the configuration locked (module docstring). Use as a context manager.
 
     The file's columns form the table ``data`` under their own names (a column is DOUBLE when
     every non-empty cell is a finite number or it is numeric in Parquet, else as read);

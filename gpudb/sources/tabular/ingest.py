@@ -6,16 +6,17 @@ and times, frequencies and energies stay positive and finite after unit conversi
 metrics with one name; no kernel measured twice at one setting, unless the mapping's [rows]
 repeats numbers them); the first problem raises :class:`IngestError` naming file, line (a
 Parquet file's row) and column, with the count of every row that has it. The mapping's [rows]
-where leaves rows out first (see gpudb.sources.tabular.mapping). All files of one call are then written in one
-transaction: all or nothing. The report of each file (FileReport) says which of its other
-columns became metrics, were dropped as text or as empty, or were ignored.
+where leaves rows out first (see gpudb.sources.tabular.mapping). All files of one call are then
+written in one transaction: all or nothing. The report of each file (FileReport) says which of
+its other columns became metrics, were dropped as text or as empty, or were ignored.
 
 A CSV is read as the mapping's [file] section describes it (see read_file): a header row or
 the mapping's column names, section-label lines filling a column, repeated header names
 refused or numbered. The [columns] numbers given as a constant or a DuckDB expression (see
-gpudb.sources.tabular.mapping) become columns of the file's table before validation (see _computed), so they
-pass the checks of any column; an expression is evaluated like an [inputs] one (below), but a
-NULL or non-finite value stops the ingest naming key, file and row.
+gpudb.sources.tabular.mapping) become columns of the file's table before validation (see
+gpudb.sources.tabular.validate), so they pass the checks of any column; an expression is
+evaluated like an [inputs] one (below), but a NULL or non-finite value stops the ingest naming
+key, file and row.
 
 Identity and idempotence:
 - a file already ingested (same SHA-256) is skipped and reported;
@@ -31,9 +32,10 @@ The view names the columns by position (_c0, _c1, ...), so no column name (quote
 names that differ only in case, which DuckDB would take for one) can confuse the SQL.
 The rows are written by gpudb.sources.write through gpudb.store.runs, the one writer of runs.
 
-Model inputs ([inputs] of the mapping, see gpudb.sources.tabular.mapping): each is a column or a DuckDB SQL
-expression over the file's columns, evaluated while the file is staged (so a bad one writes
-nothing) on a separate in-memory DuckDB connection opened with external access disabled and its
+Model inputs ([inputs] of the mapping, see gpudb.sources.tabular.mapping): each is a column or a
+DuckDB SQL expression over the file's columns, evaluated while the file is staged (so a bad one
+writes nothing) on a separate in-memory DuckDB connection opened with external access disabled
+and its
 configuration locked: an expression cannot read or write files, load extensions or change
 settings; it sees only the file's columns (as a table ``data``). There a column is a DOUBLE
 when every non-empty cell is a finite number (or it is numeric in Parquet), otherwise text

@@ -27,7 +27,7 @@ from gpudb.sources.tabular.read import (
     offending,
     rows_note,
 )
-from gpudb.sources.tabular.mapping import FRACTION_INPUTS, GPU_COLUMNS, Mapping, gpu_column_key, names_gpu
+from gpudb.sources.tabular.mapping import FRACTION_INPUTS, Mapping
 from gpudb.store.db import first_row
 
 _INT64_MAX = 2**63 - 1
@@ -120,14 +120,46 @@ def _check_names(path: Path, mapping: Mapping, names: list[str]) -> None:
                           f"[metrics] ignore of {mapping.path} to leave it out")
 
 
+# columns that name the GPU a file measured, compared as gpu_column_key() gives them
+GPU_COLUMNS = frozenset({"gpu", "gpu_name", "gpu_model", "gpu_type", "device_name"})
+# words that vendors and boards put before or around a GPU's name and files may leave out
+_BRAND_WORDS = frozenset({"nvidia", "geforce", "tesla", "quadro", "amd", "radeon", "intel"})
+
+
+def gpu_column_key(column: str) -> str:
+    """A column name as compared with GPU_COLUMNS: lower case, '-' and spaces as '_'."""
+    return re.sub(r"[\s-]+", "_", column.strip().lower())
+
+
+def _gpu_words(text: str) -> list[str]:
+    """The words of a GPU name, lower case, split at every non-alphanumeric character and
+    between letters and digits ('RTX2070S' -> rtx, 2070, s), brand words left out."""
+    words = re.findall(r"[a-z]+|[0-9]+", text.lower())
+    return [w for w in words if w not in _BRAND_WORDS]
+
+
+def names_gpu(text: str, gpu: dict) -> bool:
+    """Whether a file's GPU name `text` names the mapping's [gpu]: its words contain, one after
+    another, all the words of the [gpu] name or of the gpu_id (brand words aside). So
+    "Tesla V100-PCIE-32GB" names gpu_id "v100" and "NVIDIA GeForce RTX 2070 SUPER" names
+    "GeForce RTX 2070 SUPER", while "GeForce RTX 2070" names neither "GeForce RTX 2070
+    SUPER" nor "rtx2070s", and "RTX A1000" does not name "a100" (words, not letters)."""
+    have = _gpu_words(text)
+    for want in (_gpu_words(gpu["name"]), _gpu_words(gpu["gpu_id"])):
+        if want and any(have[i:i + len(want)] == want
+                        for i in range(len(have) - len(want) + 1)):
+            return True
+    return False
+
+
 _INDEX = re.compile(r"\s*\d+\s*")  # a device index (nvidia-smi's 'index'), not a name
 
 
 def _check_file_gpu(path: Path, lines: Lines, mapping: Mapping,
                     raw: pa.Table) -> None:
     """Where the file says which GPU it measured (the [gpu] column of the mapping, or a
-    column named like gpudb.sources.tabular.mapping.GPU_COLUMNS), every value must name the mapping's GPU
-    (gpudb.sources.tabular.mapping.names_gpu): a mapping of another GPU would store the file's runs under
+    column named like GPU_COLUMNS), every value must name the mapping's GPU
+    (names_gpu): a mapping of another GPU would store the file's runs under
     the wrong gpu_id. A column found by its name whose values are all whole numbers is a device
     index, not a name, and is left alone."""
     gpu = mapping.gpu

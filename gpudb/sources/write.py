@@ -91,7 +91,8 @@ class Batch:
     description: str       # of the experiment, if it is new
     parts: list[Part]
     simulator: str | None = None  # experiment.simulator (ingest-log), for a new experiment
-    now: str | None = None  # the call's timestamp as text: experiment and ingest_file rows
+    # the call's timestamp as text, of a new experiment and the ingest_file rows (None: now())
+    now: str | None = None
     # SHA-256s of files ingested before whose runs (and all derived from them) this replaces
     replacing: list[str] = field(default_factory=list)
 
@@ -157,7 +158,7 @@ def _write_all(con: duckdb.DuckDBPyConnection, batch: Batch
             if part.file is not None:
                 con.execute(
                     "INSERT INTO ingest_file VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "CAST(? AS TIMESTAMPTZ), ?)",
+                    "coalesce(CAST(? AS TIMESTAMPTZ), now()), ?)",
                     [part.file.sha256, part.file.path.name, part.file.mapping_sha256, exp_id,
                      part.file.rows, done.runs, done.metrics, user, host, batch.now,
                      __version__])

@@ -107,6 +107,25 @@ class Added:
     replaced: int = 0  # runs of the file's earlier ingest deleted (Batch.replacing)
 
 
+@dataclass
+class Report:
+    """What a call did with one input file, the part of each source's report (ingest's
+    FileReport, ingest-log's LogReport) that every source states: the runs and metric values
+    the writer added and the runs the database held already; or why the file was skipped."""
+
+    file: str
+    runs_added: int = 0
+    runs_present: int = 0
+    metrics_added: int = 0
+    skipped_reason: str | None = None
+    sha256: str | None = None     # of the file's content: ingest_file's key, its runs' input_hash
+
+    def record(self, added: Added, runs: int) -> None:
+        """What the writer added of the file's ``runs`` runs."""
+        self.runs_added, self.metrics_added = added.runs, added.metrics
+        self.runs_present = runs - added.runs
+
+
 def write(con: duckdb.DuckDBPyConnection, batch: Batch) -> list[Added]:
     """Write the batch in one transaction (see the module docstring); what each part added,
     in order."""

@@ -54,7 +54,7 @@ from gpudb.sources.gpgpusim.log import (
     parse_log,
     parse_power_report,
 )
-from gpudb.sources.write import Batch, FileRecord, Part, file_sha256, write
+from gpudb.sources.write import Batch, FileRecord, Part, Report, file_sha256, write
 from gpudb.store.db import first_row
 from gpudb.store.runs import experiment_id
 
@@ -65,16 +65,12 @@ _SIZE = re.compile(r"(?P<app>.+?)__(?P<size>SIZE\w*)")
 
 
 @dataclass
-class LogReport:
-    file: str
+class LogReport(Report):
+    """What ingest-log did with one log (gpudb ingest-log prints it)."""
+
     power_report: str | None = None
     launches: int = 0
-    runs_added: int = 0
-    runs_present: int = 0
-    metrics_added: int = 0
     intervals_added: int = 0
-    skipped_reason: str | None = None
-    sha256: str | None = None     # of the log: ingest_file's key, its runs' input_hash
     # counter values read past a 32-bit wrap, and left out (a counter went down: reset)
     counters_unwrapped: int = 0
     counters_left_out: int = 0
@@ -386,10 +382,8 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
             exp_name, f"{simulators[0]} logs ingested with gpudb ingest-log",
             [_part(stage, gpu_id) for stage in staged], simulator=simulators[0], now=now))
         for stage, done in zip(staged, added, strict=True):
-            stage.report.runs_added = done.runs
-            stage.report.runs_present = len(stage.runs) - done.runs
+            stage.report.record(done, len(stage.runs))
             stage.report.intervals_added = done.intervals
-            stage.report.metrics_added = done.metrics
     return reports
 
 

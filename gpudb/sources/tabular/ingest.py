@@ -74,20 +74,16 @@ from gpudb.sources.tabular.expressions import expression_problem
 from gpudb.sources.tabular.mapping import Mapping
 from gpudb.sources.tabular.read import IngestError, check_regular, read_file
 from gpudb.sources.tabular.validate import check_stored_gpu, validate_file
-from gpudb.sources.write import Batch, Part, file_sha256, write
+from gpudb.sources.write import Batch, Part, Report, file_sha256, write
 from gpudb.store.db import first_row
 from gpudb.store.runs import experiment_id
 
 
 @dataclass
-class FileReport:
-    file: str
+class FileReport(Report):
+    """What ingest did with one file (gpudb ingest prints it)."""
+
     rows: int = 0
-    runs_added: int = 0
-    runs_present: int = 0
-    metrics_added: int = 0
-    skipped_reason: str | None = None
-    sha256: str | None = None     # of the file's content: ingest_file's key, its runs' input_hash
     runs_replaced: int = 0        # runs of its earlier ingest deleted (ingest --replace)
     # [inputs] name -> runs of the file that got a value (the others: NULL or not finite)
     inputs: dict[str, int] = field(default_factory=dict)
@@ -195,8 +191,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
             exp_name, mapping.description or f"measured data ingested with {mapping.path.name}",
             [part for _, part in written], now=now, replacing=replacing))
         for (report, _), done in zip(written, added, strict=True):
-            report.runs_added, report.metrics_added = done.runs, done.metrics
-            report.runs_present = report.rows - done.runs
+            report.record(done, report.rows)
             report.runs_replaced = done.replaced
     finally:
         for i in range(len(paths)):

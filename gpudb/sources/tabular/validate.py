@@ -258,7 +258,8 @@ def validate_file(con: duckdb.DuckDBPyConnection, path: Path, raw: pa.Table, lin
     positional = table.rename_columns(list(sql.values()))
     # The view holds the mapped columns only: every query pays for each column of the table
     # it reads from, so one over all 10,000 columns of a wide file took seconds; the metric
-    # columns are checked and cast in batches of their own (_count_numbers, _metric_rows).
+    # columns are checked and cast in batches of their own (_count_numbers here, and
+    # convert's metric rows).
     con.register(view, positional.select([sql[c] for c in table.column_names if c in mapped])
                  .append_column(ROW, pa.array(np.arange(1, table.num_rows + 1,
                                                         dtype=np.int64))))

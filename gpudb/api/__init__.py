@@ -175,10 +175,10 @@ class Database:
                experiment: str | None = None, suite: str | None = None, replace: bool = False,
                progress: Callable[[str], None] | None = None) -> Ingested:
         """Measured CSV/Parquet ``files`` through ``mapping`` (a mapping file's path, as
-        fixtures/mappings/, or a loaded gpudb.sources.mapping.Mapping), all or nothing, as
+        fixtures/mappings/, or a loaded gpudb.sources.tabular.mapping.Mapping), all or nothing, as
         ``gpudb ingest``: one report per file and the summaries per GPU with their flags."""
-        from gpudb.sources.ingest import ingest
-        from gpudb.sources.mapping import Mapping, load_mapping
+        from gpudb.sources.tabular.ingest import ingest
+        from gpudb.sources.tabular.mapping import Mapping, load_mapping
 
         con = self._writable("gpudb ingest")
         mapping = mapping if isinstance(mapping, Mapping) else load_mapping(mapping)
@@ -191,8 +191,8 @@ class Database:
                    experiment: str | None = None, gpu: str | None = None,
                    suite: str = "gpgpusim", read=None) -> Ingested:
         """GPGPU-Sim / Accel-Sim logs (files or folders of them), as ``gpudb ingest-log``;
-        ``read``: gpudb.sources.ingest_log.read_logs of the same paths, read already."""
-        from gpudb.sources.ingest_log import ingest_logs, size_note
+        ``read``: gpudb.sources.gpgpusim.ingest.read_logs of the same paths, read already."""
+        from gpudb.sources.gpgpusim.ingest import ingest_logs, size_note
 
         con = self._writable("gpudb ingest-log")
         reports = ingest_logs(con, path_list(paths), power_report, experiment, gpu, suite,
@@ -252,7 +252,7 @@ class Database:
         of the grid (default: every P-state) the file lacks, once per seed, as ``gpudb
         sweep`` (``jobs`` processes, default this machine's CPUs; ``scheduler`` a Dask
         one). Returns {experiment_id, runs_added, runs_skipped, instructions, seconds};
-        Ctrl-C raises gpudb.simulate.sweep.SweepInterrupted, the finished runs kept."""
+        Ctrl-C raises gpudb.simulate.runner.RunsInterrupted, the finished runs kept."""
         from gpudb.simulate.sweep import sweep
 
         self._writable("gpudb sweep")

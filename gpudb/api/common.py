@@ -50,7 +50,7 @@ class Info:
 
 class Ingested(list):
     """One report per file ingested (gpudb.sources' FileReport or LogReport), with the
-    ``summaries`` of the runs they added per GPU (ranges and flags, gpudb.sources.ingest_summary)
+    ``summaries`` of the runs they added per GPU (ranges and flags, gpudb.sources.summary)
     and, for logs, a ``note`` (None or one line about the inputs' sizes)."""
 
     def __init__(self, reports=(), summaries=(), note: str | None = None):
@@ -82,8 +82,8 @@ def name_list(value: str | Iterable[str]) -> list[str]:
 
 
 def ingest_summaries(con: duckdb.DuckDBPyConnection, reports) -> list:
-    """The sanity summary of the runs the reports' files added (gpudb.sources.ingest_summary)."""
-    from gpudb.sources.ingest_summary import summarize
+    """The sanity summary of the runs the reports' files added (gpudb.sources.summary)."""
+    from gpudb.sources.summary import summarize
 
     return summarize(con, [r.sha256 for r in reports if not r.skipped_reason and r.runs_added])
 

@@ -391,9 +391,9 @@ def run_progress(label: str, rate: bool = False, unit: str = "runs",
     with its ETA, on stderr: a click bar on a terminal (with the simulation rate when
     ``rate``); elsewhere (a log, CI, nohup, where click draws no bar) a line every
     ``every_s`` seconds and at the end, 'LABEL: DONE/TOTAL UNIT, N s, about M s left'. A
-    sweep stopped by Ctrl-C, SIGTERM or SIGHUP (SweepInterrupted) says what it kept and
-    exits 130, 143 or 129."""
-    from gpudb.simulate.sweep import SweepInterrupted
+    simulation stopped by Ctrl-C, SIGTERM or SIGHUP (gpudb.simulate.runner.RunsInterrupted)
+    says what it kept and exits 130, 143 or 129."""
+    from gpudb.simulate.runner import RunsInterrupted
 
     state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0,
              "said": time.perf_counter()}
@@ -431,7 +431,7 @@ def run_progress(label: str, rate: bool = False, unit: str = "runs",
 
     try:
         yield progress
-    except SweepInterrupted as stop:
+    except RunsInterrupted as stop:
         close()
         import signal
 

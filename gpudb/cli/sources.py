@@ -47,7 +47,7 @@ def ingest(obj: Context, files, mapping_path, experiment, suite, replace):
         gpudb ingest v100-dvfs-real-profile.csv --replace \\
             --mapping fixed-v100-profile.toml
     """
-    from gpudb.sources.mapping import load_mapping
+    from gpudb.sources.tabular.mapping import load_mapping
 
     mapping = load_mapping(mapping_path)   # a bad mapping before the file is opened
     with obj.database() as database:
@@ -108,7 +108,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 
         gpudb ingest-log rooflinedvfs-logs/ --experiment rooflinedvfs
     """
-    from gpudb.sources.ingest_log import read_logs
+    from gpudb.sources.gpgpusim.ingest import read_logs
 
     # the logs first: one refused, or a command killed while reading, leaves no new file
     read = read_logs(list(paths), power_report)
@@ -179,7 +179,7 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, su
         gpudb measure --core-mhz 1380,1530 --mem-mhz 877 --repeat 3 \\
             -- ./my_app --size 4096
     """
-    from gpudb.sources import measure as m
+    from gpudb.sources.nvml import measure as m
 
     gpu = m.open_gpu(device)
     try:

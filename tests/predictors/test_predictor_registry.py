@@ -12,6 +12,7 @@ import pytest
 import gpudb
 from gpudb.predictors import get, names, registry, udfs
 from gpudb.store.db import view_files
+from gpudb.store.udfs import functions
 
 VIEW = re.compile(r"CREATE OR REPLACE VIEW (\w+) AS", re.I)
 
@@ -36,7 +37,9 @@ def test_registry_names_and_udfs():
     assert "wu" not in names(replayable=True) and "crisp" in names(replayable=True)
     assert {u.name for u in udfs()} == {"predict_linear", "predict_crisp", "predict_critbw",
                                         "predict_crisp_gpudb", "predict_wu", "wangchu_time_ns",
-                                        "wangchu_regime", "guard_replay"}
+                                        "wangchu_regime"}
+    # every connection gets the predictors' and the control layer's, through the one hook
+    assert {u.name for u in functions()} == {u.name for u in udfs()} | {"guard_replay"}
     with pytest.raises(ValueError, match="unknown predictor 'nope'"):
         get("nope")
 

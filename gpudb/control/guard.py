@@ -62,7 +62,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pyarrow as pa
 
 from gpudb.control.energy import objective_scores, score
 from gpudb.predictors import Udf
@@ -304,6 +303,8 @@ def guard_replay_udf(preset, switch_cost, max_down_steps, verify, hysteresis_pct
     out): :func:`replay_steps` under the guard :func:`guard_from` makes of the parameters
     (NULL: the preset's), with the guard's name. The lists are flat, row-major: measured_*
     [setting, interval], predicted_* and switch_j [interval, base, target]."""
+    import pyarrow as pa  # here: importing gpudb (which imports this module) stays light
+
     names, settings, reverts = [], [], []
     guards = zip(*(a.to_pylist() for a in (preset, switch_cost, max_down_steps, verify,
                                             hysteresis_pct, min_dwell, verify_stay)), strict=True)

@@ -250,24 +250,33 @@ def view_files() -> list[Path]:
     return sorted(resource_dir("schema").joinpath("views").glob("*.sql"))
 
 
-def view_sql(path: Path) -> str:
-    """A view file's SQL, with the prediction view's union of the registered predictors'
-    views (gpudb.predictors) filled in."""
+def view_definitions() -> list[tuple[str, str]]:
+    """(key, SQL) of gpudb's views, in the order they are created (by key): the files of
+    schema/views/ (key: the file's name) and the views made from the predictors'
+    declarations (gpudb.predictors), keyed as their files would be: each formula
+    predictor's ``pred_<name>`` (:attr:`Predictor.view_sql`) and ``analytic_prediction``,
+    the union of every predictor view that 50_prediction.sql takes as it is (each
+    Predictor's ``union``). SQL is built from declared names, never by editing a file."""
     from gpudb.predictors import registry
 
-    text = path.read_text()
-    if "{analytic_predictions}" in text:
-        union = "\n    UNION ALL ".join(f"SELECT * FROM {p.view}" for p in registry()
-                                         if p.union)
-        text = text.replace("{analytic_predictions}", union)
-    return text
+    views = {path.name: path.read_text() for path in view_files()}
+    made = {f"40_pred_{p.name}.sql": p.view_sql for p in registry() if p.view_sql}
+    union = "\nUNION ALL ".join(f"SELECT * FROM {p.view}" for p in registry() if p.union)
+    made["49_analytic_prediction.sql"] = (
+        "CREATE OR REPLACE VIEW analytic_prediction AS\n"
+        f"{union};\n")
+    both = sorted(set(views) & set(made))
+    if both:
+        raise GpudbError(f"schema/views/{both[0]} is also made from the predictors' "
+                         "declarations: remove the file")
+    return sorted({**views, **made}.items())
 
 
-def _views_digest(files: list[Path]) -> str:
+def _views_digest(views: list[tuple[str, str]]) -> str:
     digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.name.encode())
-        digest.update(view_sql(path).encode())
+    for key, sql in views:
+        digest.update(key.encode())
+        digest.update(sql.encode())
     return digest.hexdigest()
 
 
@@ -409,10 +418,10 @@ def _apply_views(con: duckdb.DuckDBPyConnection, read_only: bool) -> None:
     own under gpudb's names), a writable open rewrites them all in one transaction, and a
     read-only one gets gpudb's as TEMP views, which come first in DuckDB's search path, so
     the file's answer nothing on this connection."""
-    files = view_files()
-    sqls = [view_sql(path) for path in files]
+    views = view_definitions()
+    sqls = [sql for _key, sql in views]
     names = [_view_name(sql).lower() for sql in sqls]
-    digest = _views_digest(files)
+    digest = _views_digest(views)
     own = trust.file_catalog(con)
     stored = _stored_views(con, own)
     canonical = _CANONICAL.get(digest)

@@ -72,6 +72,11 @@ class Predictor:
     paper_000_edp_saving_pct: float | None = None
     union: bool = True
 
+    def __post_init__(self):
+        # the name is written into SQL (its view, its columns in the side-by-side views)
+        if not _IDENTIFIER.match(self.name):
+            raise ValueError(f"predictor name {self.name!r} is not a plain SQL identifier")
+
     @property
     def view(self) -> str:
         return f"pred_{self.name}"
@@ -86,7 +91,7 @@ class Predictor:
             return None
         if self.sql_function is None:
             raise ValueError(f"predictor {self.name} has a formula but no sql_function")
-        for name in (self.name, self.sql_function, *self.inputs):
+        for name in (self.sql_function, *self.inputs):
             if not _IDENTIFIER.match(name):
                 raise ValueError(f"predictor {self.name}: {name!r} is not a plain SQL name")
         args = ", ".join((*self.inputs, "core_mhz", "target_core_mhz"))

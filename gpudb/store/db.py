@@ -254,9 +254,11 @@ def view_definitions() -> list[tuple[str, str]]:
     """(key, SQL) of gpudb's views, in the order they are created (by key): the files of
     schema/views/ (key: the file's name) and the views made from the predictors'
     declarations (gpudb.predictors), keyed as their files would be: each formula
-    predictor's ``pred_<name>`` (:attr:`Predictor.view_sql`) and ``analytic_prediction``,
-    the union of every predictor view that 50_prediction.sql takes as it is (each
-    Predictor's ``union``). SQL is built from declared names, never by editing a file."""
+    predictor's ``pred_<name>`` (:attr:`Predictor.view_sql`), ``analytic_prediction``, the
+    union of every predictor view that 50_prediction.sql takes as it is (each Predictor's
+    ``union``), and ``prediction_by_predictor`` and ``core_scaling_error_by_predictor``, a
+    column per predictor (:func:`_by_predictor`). SQL is built from declared names, never
+    by editing a file."""
     from gpudb.predictors import registry
 
     views = {path.name: path.read_text() for path in view_files()}
@@ -265,11 +267,31 @@ def view_definitions() -> list[tuple[str, str]]:
     made["49_analytic_prediction.sql"] = (
         "CREATE OR REPLACE VIEW analytic_prediction AS\n"
         f"{union};\n")
+    made["50_prediction_by_predictor.sql"] = _by_predictor(
+        "prediction", "predicted_ns", "ns", "Predicted times side by side")
+    made["55_core_scaling_error_by_predictor.sql"] = _by_predictor(
+        "core_scaling_error", "ape", "ape", "Accuracy side by side")
     both = sorted(set(views) & set(made))
     if both:
         raise GpudbError(f"schema/views/{both[0]} is also made from the predictors' "
                          "declarations: remove the file")
     return sorted({**views, **made}.items())
+
+
+def _by_predictor(view: str, value: str, suffix: str, what: str) -> str:
+    """A view of ``view`` with a column ``pred_<name>_<suffix>`` per registered predictor, in
+    table order: ``value`` on that predictor's rows, NULL on the others'. A stored query
+    reads it with ``COLUMNS('^pred_(\\w+)_<suffix>$')`` for a column per predictor, so a new
+    predictor gets its column without an edit of the query."""
+    from gpudb.predictors import registry
+
+    columns = ",\n       ".join(
+        f"CASE WHEN predictor = '{p.name}' THEN {value} END AS pred_{p.name}_{suffix}"
+        for p in registry())
+    return (f"-- {what}: view {view} with a column pred_<name>_{suffix} per registered\n"
+            f"-- predictor, its {value} on that predictor's rows and NULL on the others'\n"
+            f"CREATE OR REPLACE VIEW {view}_by_predictor AS\n"
+            f"SELECT *,\n       {columns}\nFROM {view};\n")
 
 
 def _views_digest(views: list[tuple[str, str]]) -> str:

@@ -12,7 +12,7 @@ every column keeps after those identifying a row (``gpudb query``).
 
 A column per registered predictor (gpudb.predictors, in table order) comes from the views
 with one (``prediction_by_predictor``, ``core_scaling_error_by_predictor``, made from the
-registry by gpudb.store.db), read with ``COLUMNS('^pred_(\w+)_ns$') AS '\1_ns'``: a new
+registry by gpudb.store.db), read with ``COLUMNS('^pred_(\\w+)_ns$') AS '\\1_ns'``: a new
 predictor gets its column in every such query without an edit, and no query's text is
 edited at run time.
 """

@@ -88,3 +88,45 @@ def test_view_computes_the_modules_formula_on_the_sample_columns(query_db, name)
         base, target, expected = row[len(predictor.inputs):]
         got = predictor.predict(sample, np.array([base]), np.array([target]))[0]
         assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_any_layer_adds_sql_functions_through_the_one_hook(monkeypatch, tmp_path):
+    # the store walks its providers on every connect: a provider added later (as a higher
+    # layer adds its own when imported) has its function on the next connection; a name two
+    # providers declare is refused rather than silently dropped
+    from gpudb.store import udfs as hook
+
+    monkeypatch.setattr(hook, "_PROVIDERS", list(hook._PROVIDERS))
+    hook.provide(_twice_provider)
+    hook.provide(_twice_provider)  # once only
+    assert [u.name for u in functions()].count("gpudb_test_twice") == 1
+    con = gpudb.connect(tmp_path / "hook.duckdb")
+    try:
+        assert con.execute("SELECT gpudb_test_twice(21.0)").fetchone()[0] == 42.0
+        assert {r[0] for r in con.execute(
+            "SELECT function_name FROM duckdb_functions() WHERE function_name IN "
+            "('guard_replay', 'predict_proportional')").fetchall()} == {
+                "guard_replay", "predict_proportional"}
+    finally:
+        con.close()
+    hook.provide(_clashing_provider)
+    with pytest.raises(RuntimeError, match="two layers declare the SQL function predict_linear"):
+        functions()
+
+
+def _twice(x):
+    import pyarrow as pa
+
+    return pa.array(np.asarray(x.to_numpy(zero_copy_only=False), dtype=float) * 2)
+
+
+def _twice_provider():
+    from gpudb.predictors import Udf
+
+    return (Udf("gpudb_test_twice", _twice, ("DOUBLE",), "DOUBLE", "doubles"),)
+
+
+def _clashing_provider():
+    from gpudb.predictors import Udf
+
+    return (Udf("predict_linear", _twice, ("DOUBLE",), "DOUBLE", "a clash"),)

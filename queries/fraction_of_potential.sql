@@ -25,7 +25,8 @@
                :scope         'run' (default: the run's energy, board power included) or
                               'chip' (without it, papers 000 and 004's scope): the energy the
                               policies minimised and the savings are counted in */
-WITH scope AS (
+-- MATERIALIZED: a scope other than run or chip is refused even where no result matches
+WITH scope AS MATERIALIZED (
     SELECT CASE WHEN coalesce(CAST(:scope AS TEXT), 'run') IN ('run', 'chip')
                 THEN coalesce(CAST(:scope AS TEXT), 'run')
                 ELSE error('scope must be run or chip, got ' || CAST(:scope AS TEXT)) END AS name

@@ -11,13 +11,13 @@ lowest layer, which imports no store) and the control layer's ``guard_replay``
 
 __version__ = "0.3.0"
 
-from gpudb import predictors  # noqa: E402
+from gpudb import predictors as _predictors  # noqa: E402
 from gpudb.store import tables  # noqa: E402  (README: `from gpudb import tables`)
-from gpudb.store import udfs as sql_functions  # noqa: E402
+from gpudb.store import udfs as _sql_functions  # noqa: E402
 from gpudb.store.db import GpudbError, connect  # noqa: E402
 from gpudb.store.engine import engine  # noqa: E402
 
-sql_functions.provide(predictors.udfs)
+_sql_functions.provide(_predictors.udfs)
 from gpudb.control import guard as _control_functions  # noqa: E402, F401  (guard_replay)
 
 __all__ = ["GpudbError", "__version__", "connect", "engine", "tables"]

@@ -461,6 +461,11 @@ def click_bar(label: str):
         yield progress
 
 
+def _rate(state) -> str:
+    elapsed = time.perf_counter() - state["start"]
+    return f"{state['instructions'] / max(elapsed, 1e-9) / 1e6:.1f} M warp instr/s"
+
+
 def exit_interrupted(stop) -> None:
     """A sweep stopped by a signal (SweepInterrupted): what it kept, and exit 128 + the
     signal's number."""
@@ -533,16 +538,17 @@ def workflow_progress(obj: Context, fmt: str = "table"):
             exit_interrupted(stop)
 
 
-def print_tables(tables, fmt: str, named: bool = True) -> None:
+def print_tables(tables, fmt: str, named: bool = True, notes: str = "human") -> None:
     """A workflow's gpudb.store.result.Tables: in the human formats its notes, then each table
     under its caption and over its footnote; in the others the tables alone, by name (bare
-    when not ``named``: a command of one table)."""
+    when not ``named``: a command of one table). ``notes`` 'always': the notes in every
+    format, on stderr in the machine-read ones (a trained model's id)."""
     from gpudb.present.output import HUMAN_FORMATS
 
     human = fmt in HUMAN_FORMATS
-    if human:
+    if human or notes == "always":
         for note in tables.notes:
-            echo(note)
+            echo(note, err=not human)
     for name, table in tables.items():
         if human and tables.captions.get(name):
             echo(tables.captions[name])
@@ -551,8 +557,6 @@ def print_tables(tables, fmt: str, named: bool = True) -> None:
             echo(tables.footnotes[name])
 
 
-def _rate(state) -> str:
-    elapsed = time.perf_counter() - state["start"]
-    return f"{state['instructions'] / max(elapsed, 1e-9) / 1e6:.1f} M warp instr/s"
-
-
+def name_list(text: str | None) -> list[str] | None:
+    """'a, b,c' as ['a', 'b', 'c'] (None for none given)."""
+    return [n.strip() for n in text.split(",") if n.strip()] if text else None

@@ -56,11 +56,7 @@ def demo(obj: Context, gpu, suite):
     else:
         for tables in results:
             print_tables(tables, "table")
-    hints = _demo_hints(obj, scope, gpu, suite)
-    # the hints leave out --db: one export line instead keeps each within the demo's width
-    export = ("" if obj.path == db.DEFAULT_DB
-              else f" (first: export GPUDB_DB={shlex.quote(str(obj.path))})")
-    echo(f"\nnext{export}:\n" + "\n".join(textwrap.indent(h, "  ") for h in hints))
+    _echo_next(obj, scope, gpu, suite)
 
 
 def _readable_demo(results) -> None:
@@ -109,6 +105,15 @@ def _readable_demo(results) -> None:
 
 
 DEMO_WIDTH = 100   # the demo's lines and tables fit this many columns
+
+
+def _echo_next(obj: Context, scope, gpu: str, suite: str | None) -> None:
+    """The demo's closing lines: the commands to try next (:func:`_demo_hints`)."""
+    hints = _demo_hints(obj, scope, gpu, suite)
+    # the hints leave out --db: one export line instead keeps each within the demo's width
+    export = ("" if obj.path == db.DEFAULT_DB
+              else f" (first: export GPUDB_DB={shlex.quote(str(obj.path))})")
+    echo(f"\nnext{export}:\n" + "\n".join(textwrap.indent(h, "  ") for h in hints))
 
 
 def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:

@@ -26,11 +26,11 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from gpudb.analysis.evaluate import Scope, Table, missing_sweep, resolve_scope
+from gpudb.analysis.evaluate import Scope, missing_sweep, resolve_scope
 from gpudb.store import db
 from gpudb.store.base import refuse_read_only
 from gpudb.store.db import GpudbError
-from gpudb.store.result import Tables
+from gpudb.store.result import Table, Tables
 
 Progress = Callable[..., None]
 
@@ -175,11 +175,11 @@ def accuracy(path: str, *, read_only: bool = False, gpu: str, suite: str | None 
     return tables
 
 
-# What a predictor without predictions on a database's runs lacks when it declares no need
-# (gpudb.predictors.Predictor.needs): the per-interval counters it reads.
 def _why_absent(absent: list[str], wu_note: str | None = None) -> str:
-    """Why each predictor in ``absent`` predicted nothing, in one clause per cause;
-    ``wu_note``: why a stored Wu model has no predictions from the base, if it has one."""
+    """Why each predictor in ``absent`` predicted nothing, in one clause per cause: what it
+    declares it needs (gpudb.predictors.Predictor.needs), else the per-interval counters it
+    reads; ``wu_note``: why a stored Wu model has no predictions from the base, if it has
+    one."""
     from gpudb.predictors import get
 
     needs = {name: get(name).needs for name in absent if get(name).needs}
@@ -421,14 +421,14 @@ def control_savings(path: str, scope: Scope, objectives: list[str], max_loss_pct
 # --------------------------------------------------------------------------- equalizer
 
 
-def equalizer(path: str, *, read_only: bool = False, gpu: str = "gtx480",
-              suite: str = "default", kernels: list[str] | None = None,
-              per_kernel: bool = False, run: bool = True, seeds: list[int] | None = None,
-              progress: Progress | None = None) -> Tables:
+def equalizer(path: str, *, read_only: bool = False, gpu: str, suite: str | None = None,
+              kernels: list[str] | None = None, per_kernel: bool = False, run: bool = True,
+              seeds: list[int] | None = None, progress: Progress | None = None) -> Tables:
     """Equalizer (paper 001) against the static operating points: each kernel of ``suite``
-    (or those in ``kernels``) under Equalizer in energy and performance mode (and with V/F or
-    CTA control alone), and at nominal, SM high/low and memory high/low (15% up or down),
-    simulated where the database lacks them (``run``; of each of ``seeds``, default 0), then
+    (a shipped name or a suite file; None: 'default'), or those in ``kernels``, under
+    Equalizer in energy and performance mode (and with V/F or CTA control alone), and at
+    nominal, SM high/low and memory high/low (15% up or down), simulated on the shipped GPU
+    ``gpu`` where the database lacks them (``run``; of each of ``seeds``, default 0), then
     the stored query equalizer_vs_static: geometric-mean speedup and energy change against
     nominal per kernel category and overall (``per_kernel``: a row per kernel too), the
     paper's figures beside ours; with several seeds, the mean over them. One table,
@@ -440,6 +440,7 @@ def equalizer(path: str, *, read_only: bool = False, gpu: str = "gtx480",
     from sim.config import ConfigError, available, load_suite
 
     db.doing("computing evaluate equalizer")
+    suite = suite or "default"
     if gpu not in available("gpus"):
         raise GpudbError(f"{gpu!r} is not a simulator GPU ({', '.join(available('gpus'))}): "
                          "Equalizer runs in the simulator's closed loop")

@@ -4,7 +4,7 @@ A pure library that never imports gpudb: configs in, Arrow runs and intervals ou
 points: the loaders in :mod:`sim.config`, :func:`sim.model.simulate` and
 :class:`sim.model.Simulation` (closed loop), :func:`sim.sweep.plan` and
 :func:`sim.sweep.simulate_tasks` (a sweep, in worker processes), and :mod:`sim.bench`. Storing
-runs is gpudb's business (gpudb.simulate.sweep, gpudb.store.runs).
+runs is gpudb's business (gpudb.simulate.runner, gpudb.store.runs).
 """
 
 # Part of every run_id: bump it whenever a change alters simulated results, so a sweep into an

@@ -188,11 +188,15 @@ class FixedController:
 class SimResult:
     """A finished simulation: ``run`` holds the run-table fields (without experiment and
     timestamps), ``intervals`` the interval rows, ``extra`` per-interval diagnostics that have
-    no column (e.g. CRISP's computation cycles, which complete the cycle classification)."""
+    no column (e.g. CRISP's computation cycles, which complete the cycle classification),
+    ``controller`` a closed loop's controller as the run left it (what it recorded, e.g.
+    Equalizer's CTA limits per epoch; it comes back with the result from a worker process),
+    None for a fixed run."""
 
     run: dict
     intervals: pa.Table
     extra: dict = field(default_factory=dict)
+    controller: object | None = None
 
 
 def run_id(gpu: GpuConfig, kernel: KernelSpec, core_mhz: float, mem_mhz: float, n_sm: int,
@@ -518,7 +522,9 @@ class Simulation:
         rid = run_id(self.gpu, self.kernel, start.core_mhz, start.mem_mhz, self.n_sm,
                      self.requested_ctas, self.interval_instructions, self.seed, key,
                      self.epoch_cycles, self.core_headroom)
-        return self._result(rid, start, policy)
+        result = self._result(rid, start, policy)
+        result.controller = controller
+        return result
 
     def _result(self, rid: str, start: Setting, policy: str) -> SimResult:
         rows = self.rows

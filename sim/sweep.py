@@ -3,8 +3,9 @@
 :func:`plan` lists the runs (each :class:`Task` carries its ``run_id``, a content hash of the
 inputs and SIM_VERSION, so a caller can drop the runs it already has before simulating) and
 :func:`simulate_tasks` simulates them, yielding each :class:`~sim.model.SimResult` (the run row
-and its intervals as an Arrow table) as it finishes. Storing results is the caller's business:
-``gpudb sweep`` (gpudb.simulate.sweep) writes each one as it arrives.
+and its intervals as an Arrow table) as it finishes; a task may run in the closed loop (its
+``make_controller``). Storing results is the caller's business: gpudb's one runner
+(gpudb.simulate.runner) writes each one as it arrives.
 """
 
 from __future__ import annotations
@@ -16,19 +17,19 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
 from sim.config import ConfigError, GpuConfig, KernelSpec, Suite
 from sim.model import (
     DEFAULT_INTERVAL_INSTRUCTIONS,
+    Controller,
     SimResult,
     Simulation,
     check_run,
     check_setting,
     run_id,
-    simulate,
 )
 
 
@@ -45,9 +46,23 @@ class Task:
     interval_instructions: int
     seed: int
     run_id: str
-    # a closed-loop run: a picklable sim.model.Controller deciding between intervals (None:
-    # the run stays at its setting)
-    controller: object | None = None
+    # a closed-loop run: make_controller(sim) returns the sim.model.Controller deciding between
+    # intervals, made in the process that simulates, from the Simulation it runs in (picklable
+    # where the tasks go to worker processes); None: the run stays at its setting
+    make_controller: Callable[[Simulation], Controller] | None = None
+    epoch_cycles: int | None = None      # None: intervals cut by work (see Simulation)
+    core_headroom: float = 0.0
+
+
+@dataclass(frozen=True)
+class GivenController:
+    """A Task's ``make_controller`` for a controller that needs nothing of the Simulation:
+    returns the controller it holds (in a worker process, its own copy)."""
+
+    controller: Controller
+
+    def __call__(self, sim: Simulation) -> Controller:
+        return self.controller
 
 
 def plan(gpu: GpuConfig, suite: Suite, kernels: list[str] | None = None,
@@ -96,7 +111,7 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
     todo = list(tasks)
     if jobs <= 1 or len(todo) <= 1:
         for task in todo:
-            yield _simulate(task)
+            yield simulate_task(task)
         return
     queue = sorted(todo, key=lambda t: -t.kernel.warp_instructions * 1000.0 / t.core_mhz)
     pool = worker_pool(jobs)
@@ -104,14 +119,14 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
         pending = set()
         it = iter(queue)
         for task in itertools.islice(it, 2 * jobs):
-            pending.add(pool.submit(_simulate, task))
+            pending.add(pool.submit(simulate_task, task))
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
                 yield fut.result()
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.add(pool.submit(_simulate, nxt))
+                    pending.add(pool.submit(simulate_task, nxt))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -128,13 +143,13 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
                                initargs=(parent, main))
 
 
-def _simulate(task: Task) -> SimResult:
-    if task.controller is not None:
-        return Simulation(task.gpu, task.kernel, task.core_mhz, task.mem_mhz, task.n_sm,
-                          task.ctas_per_sm, task.interval_instructions,
-                          task.seed).run(task.controller)
-    return simulate(task.gpu, task.kernel, task.core_mhz, task.mem_mhz, task.n_sm,
-                    task.ctas_per_sm, task.interval_instructions, task.seed)
+def simulate_task(task: Task) -> SimResult:
+    """Simulate one task, in this process (a closed-loop one under the controller its
+    ``make_controller`` makes; the result holds it as the run left it)."""
+    sim = Simulation(task.gpu, task.kernel, task.core_mhz, task.mem_mhz, task.n_sm,
+                     task.ctas_per_sm, task.interval_instructions, task.seed,
+                     epoch_cycles=task.epoch_cycles, core_headroom=task.core_headroom)
+    return sim.run(None if task.make_controller is None else task.make_controller(sim))
 
 
 def _init_worker(parent: int | None = None, die_with_parent: bool = True) -> None:

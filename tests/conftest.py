@@ -156,8 +156,8 @@ beta,1200,800,4.0,90
 def tiny_pair(folder: Path):
     """A writable connection to folder/two.duckdb holding the measured GPUs tiny (TINY_CSV)
     and tiny2 (TINY2_CSV), ingested with TINY_MAPPING."""
-    from gpudb.sources.ingest import ingest
-    from gpudb.sources.mapping import load_mapping
+    from gpudb.sources.tabular.ingest import ingest
+    from gpudb.sources.tabular.mapping import load_mapping
 
     con = gpudb.connect(folder / "two.duckdb")
     for gpu, data in (("tiny", TINY_CSV), ("tiny2", TINY2_CSV)):
@@ -263,8 +263,8 @@ def tiny_files(tmp_path) -> tuple[Path, Path]:
 def tiny_db_template(tmp_path_factory, empty_db_template) -> Path:
     """The tiny dataset ingested once per session into a copy of empty_db_template. Never
     open it: tiny_db copies it."""
-    from gpudb.sources.ingest import ingest
-    from gpudb.sources.mapping import load_mapping
+    from gpudb.sources.tabular.ingest import ingest
+    from gpudb.sources.tabular.mapping import load_mapping
 
     tmp = tmp_path_factory.mktemp("tiny_template")
     (tmp / "tiny.csv").write_text(TINY_CSV)
@@ -303,8 +303,8 @@ def query_db(tmp_path_factory) -> Path:
     from gpudb.control.kinds.predictor import run_closed_loop
     from gpudb.control.results import evaluate
     from gpudb.simulate.sweep import sweep
-    from gpudb.sources.ingest import ingest
-    from gpudb.sources.mapping import load_mapping
+    from gpudb.sources.tabular.ingest import ingest
+    from gpudb.sources.tabular.mapping import load_mapping
 
     tmp = tmp_path_factory.mktemp("query_db")
     (tmp / "tiny.csv").write_text(TINY_CSV)

@@ -14,11 +14,12 @@ before it. For every malformed input the test asserts:
   appeared; the read commands change neither the file they read nor its folder;
 - every refusal is one line, and an ingest refusal names the data file or the mapping.
 
-Ingest cases (csv, parquet, mapping) go through ``gpudb.sources.ingest`` on one open connection, and
-every CLI_EVERY-th also through ``gpudb ingest`` (CliRunner) against a second target. Database
-cases go through ``gpudb info``, ``gpudb query best_setting`` or ``gpudb merge`` (CliRunner),
-one command per case in turn. A corrupted copy of a real gpudb file may still be readable, so
-for those (``may_succeed``) success is allowed too; every other case must be refused.
+Ingest cases (csv, parquet, mapping) go through ``gpudb.sources.tabular.ingest`` on one open
+connection, and every CLI_EVERY-th also through ``gpudb ingest`` (CliRunner) against a second
+target. Database cases go through ``gpudb info``, ``gpudb query best_setting`` or ``gpudb
+merge`` (CliRunner), one command per case in turn. A corrupted copy of a real gpudb file may
+still be readable, so for those (``may_succeed``) success is allowed too; every other case must
+be refused.
 
 The test runs once per family (FAMILIES: csv, parquet, mapping, expr, size, duckdb,
 special), each on its own copies of one pristine file, so that pytest-xdist spreads the 2,004
@@ -58,8 +59,8 @@ from conftest import TABLES, TINY_CSV, TINY_MAPPING
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.sources.ingest import ingest
-from gpudb.sources.mapping import load_mapping
+from gpudb.sources.tabular.ingest import ingest
+from gpudb.sources.tabular.mapping import load_mapping
 from gpudb.store.db import GpudbError
 
 SEED = 12  # the issue's number
@@ -1210,7 +1211,7 @@ def run_bounded_classes(fuzz: Fuzz, inputs: Path, targets: dict[str, Path], want
     must be accepted and write its runs, any other refused in one line writing nothing. (Their
     kernels are named after the case, x{index}-... and s{index}-..., so an accepted case's runs
     do not depend on which cases ran before it.)"""
-    import gpudb.sources.ingest_read as ingest_module  # where the bound is read
+    import gpudb.sources.tabular.read as ingest_module  # where the bound is read
 
     api = gpudb.connect(targets["api"])
     bound = ingest_module.MAX_CELLS

@@ -8,9 +8,11 @@ The layers, lowest first (a module may import its own folder and any lower layer
   predictors   formulas and their SQL functions; open no connection
   store        the file: connect, trust, migrations, the runs writer, queries, merge/export
   sources      CSV/Parquet + mappings, GPGPU-Sim logs, NVML       (write through store)
-  simulate     sweeps of sim, local or on Dask                      (write through store)
+  simulate     the one runner (simulate.runner: skip stored, simulate, store), sweeps of
+               sim, local or on Dask                                (write through store)
   train        Wu's model, Wang & Chu's fit and calibration
-  control      DVFS controllers, closed loops and their replay
+  control      DVFS controllers, closed loops and their replay; the controller kinds
+               (control.kinds) and their runs (control.runner) plan for simulate.runner
   analysis     read-only evaluations; never simulate, never write runs
   present      tables, figures, the report; never simulate, never write runs
   workflows    orchestrations that simulate, then analyse and present
@@ -117,10 +119,11 @@ def _is(target: str, prefix: str) -> bool:
     return target == prefix or target.startswith(prefix + ".")
 
 
-def _violations() -> list[str]:
+def _violations(imports: tuple[Import, ...] | None = None) -> list[str]:
+    """What breaks the contracts among ``imports`` (default: every import in gpudb/ and sim/)."""
     modules = _modules()
     broken = []
-    for imp in _imports():
+    for imp in _imports() if imports is None else imports:
         src, dst = _layer(imp.source), _layer(imp.target)
         if imp.source.startswith("sim") and _is(imp.target, "gpudb"):
             broken.append(f"{imp}: sim never imports gpudb")
@@ -139,7 +142,7 @@ def _violations() -> list[str]:
         if src and dst and src != dst and RANK[dst] >= RANK[src]:
             broken.append(f"{imp}: {src} (layer {RANK[src]}) imports {dst} (layer {RANK[dst]}),"
                           " not a lower layer")
-    for name, path in modules.items():
+    for name, path in modules.items() if imports is None else ():
         if _layer(name) != "predictors":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
@@ -196,6 +199,40 @@ def test_the_checks_see_what_they_check():
     assert ("gpudb.train.calibrate", "gpudb.simulate.sweep") in found   # inside calibrate()
     assert ("gpudb.store.runs", "sim.model") not in found               # TYPE_CHECKING only
     assert {"gpudb.store", "gpudb.predictors", "gpudb.analysis", "gpudb.present"} <= set(_modules())
+
+
+def test_the_runner_and_the_controller_kinds_keep_to_their_layers():
+    """The one runner is in simulate (3), below every planner of runs; a controller kind and
+    its runs' planner are in control (4): the planners import the runner, the runner imports
+    no controller, and an import from them into a higher layer breaks the contract."""
+    found = {(i.source, i.target) for i in _imports()}
+    assert ("gpudb.control.runner", "gpudb.simulate.runner") in found
+    assert ("gpudb.control.schedule_run", "gpudb.simulate.runner") in found
+    assert ("gpudb.simulate.sweep", "gpudb.simulate.runner") in found
+    assert ("gpudb.control.kinds.equalizer", "gpudb.control.kinds") in found
+    kinds = sorted(m for m in _modules() if _is(m, "gpudb.control.kinds"))
+    assert {"gpudb.control.kinds", "gpudb.control.kinds.predictor",
+            "gpudb.control.kinds.equalizer"} <= set(kinds)
+    assert {_layer(m) for m in [*kinds, "gpudb.control.runner"]} == {"control"}
+    assert _layer("gpudb.simulate.runner") == "simulate"
+    # each upward import named as broken, and the downward ones not
+    upward = [("gpudb.simulate.runner", "gpudb.control.kinds"),
+              ("gpudb.simulate.runner", "gpudb.control.kinds.predictor"),
+              ("gpudb.simulate.runner", "gpudb.train.calibrate"),
+              ("gpudb.control.runner", "gpudb.analysis.evaluate"),
+              ("gpudb.control.kinds", "gpudb.workflows.evaluate"),
+              ("gpudb.control.kinds.equalizer", "gpudb.present.demo"),
+              ("gpudb.control.kinds.predictor", "gpudb.cli.control")]
+    downward = [("gpudb.control.runner", "gpudb.simulate.runner"),
+                ("gpudb.control.kinds.predictor", "gpudb.predictors"),
+                ("gpudb.simulate.runner", "gpudb.store.runs")]
+    for source, target in upward + downward:
+        path = source.replace(".", "/") + ".py"
+        broken = _violations((Import(source, path, 1, target),))
+        assert bool(broken) is ((source, target) in upward), (source, target, broken)
+    assert "simulate (layer 3) imports control (layer 4)" in _violations(
+        (Import("gpudb.simulate.runner", "gpudb/simulate/runner.py", 1,
+                "gpudb.control.kinds"),))[0]
 
 
 def private_imports(root: Path) -> list[str]:

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from gpudb.predictors import registry
-from gpudb.sources.ingest import ingest
-from gpudb.sources.mapping import load_mapping
+from gpudb.sources.tabular.ingest import ingest
+from gpudb.sources.tabular.mapping import load_mapping
 from gpudb.store.db import GpudbError, atomic, connect
 
 _BENCH_MAPPING = """\

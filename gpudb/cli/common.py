@@ -399,9 +399,9 @@ def run_progress(label: str, rate: bool = False, unit: str = "runs",
     with its ETA, on stderr: a click bar on a terminal (with the simulation rate when
     ``rate``); elsewhere (a log, CI, nohup, where click draws no bar) a line every
     ``every_s`` seconds and at the end, 'LABEL: DONE/TOTAL UNIT, N s, about M s left'. A
-    sweep stopped by Ctrl-C, SIGTERM or SIGHUP (SweepInterrupted) says what it kept and
-    exits 130, 143 or 129."""
-    from gpudb.simulate.sweep import SweepInterrupted
+    simulation stopped by Ctrl-C, SIGTERM or SIGHUP (gpudb.simulate.runner.RunsInterrupted)
+    says what it kept and exits 130, 143 or 129."""
+    from gpudb.simulate.runner import RunsInterrupted
 
     state = {"bar": None, "done": 0, "start": time.perf_counter(), "instructions": 0,
              "said": time.perf_counter()}
@@ -439,7 +439,7 @@ def run_progress(label: str, rate: bool = False, unit: str = "runs",
 
     try:
         yield progress
-    except SweepInterrupted as stop:
+    except RunsInterrupted as stop:
         close()
         exit_interrupted(stop)
     finally:
@@ -467,8 +467,8 @@ def _rate(state) -> str:
 
 
 def exit_interrupted(stop) -> None:
-    """A sweep stopped by a signal (SweepInterrupted): what it kept, and exit 128 + the
-    signal's number."""
+    """A simulation stopped by a signal (gpudb.simulate.runner.RunsInterrupted): what it kept,
+    and exit 128 + the signal's number."""
     import signal
 
     echo(f"interrupted ({signal.Signals(stop.signum).name}): "
@@ -507,7 +507,7 @@ def workflow_progress(obj: Context, fmt: str = "table"):
     simulation its notice and the compiler's; after a sweep its summary line; notices in the
     human formats only."""
     from gpudb.present.output import HUMAN_FORMATS
-    from gpudb.simulate.sweep import SweepInterrupted
+    from gpudb.simulate.runner import RunsInterrupted
 
     with contextlib.ExitStack() as bars:
         opened: dict = {}
@@ -533,7 +533,7 @@ def workflow_progress(obj: Context, fmt: str = "table"):
 
         try:
             yield progress
-        except SweepInterrupted as stop:   # stopped before any bar opened
+        except RunsInterrupted as stop:   # stopped before any bar opened
             bars.close()
             exit_interrupted(stop)
 

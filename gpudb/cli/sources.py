@@ -47,8 +47,8 @@ def ingest(obj: Context, files, mapping_path, experiment, suite, replace):
         gpudb ingest v100-dvfs-real-profile.csv --replace \\
             --mapping fixed-v100-profile.toml
     """
-    from gpudb.sources.ingest import ingest as ingest_files
-    from gpudb.sources.mapping import load_mapping
+    from gpudb.sources.tabular.ingest import ingest as ingest_files
+    from gpudb.sources.tabular.mapping import load_mapping
 
     mapping = load_mapping(mapping_path)
     with obj.connection() as con:
@@ -69,8 +69,8 @@ def ingest(obj: Context, files, mapping_path, experiment, suite, replace):
 
 
 def _summaries(con, reports) -> list:
-    """The sanity summary of the runs the reports' files added (gpudb.sources.ingest_summary)."""
-    from gpudb.sources.ingest_summary import summarize
+    """The sanity summary of the runs the reports' files added (gpudb.sources.summary)."""
+    from gpudb.sources.summary import summarize
 
     return summarize(con, [r.sha256 for r in reports if not r.skipped_reason and r.runs_added])
 
@@ -118,7 +118,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
 
         gpudb ingest-log rooflinedvfs-logs/ --experiment rooflinedvfs
     """
-    from gpudb.sources.ingest_log import ingest_logs, read_logs, size_note
+    from gpudb.sources.gpgpusim.ingest import ingest_logs, read_logs, size_note
 
     # the logs first: one refused, or a command killed while reading, leaves no new file
     read = read_logs(list(paths), power_report)
@@ -191,7 +191,7 @@ def measure(obj: Context, command, core_mhz, mem_mhz, repeat, warmup, kernel, su
         gpudb measure --core-mhz 1380,1530 --mem-mhz 877 --repeat 3 \\
             -- ./my_app --size 4096
     """
-    from gpudb.sources import measure as m
+    from gpudb.sources.nvml import measure as m
 
     gpu = m.open_gpu(device)
     con = None

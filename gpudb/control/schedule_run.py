@@ -14,7 +14,6 @@ variant; the schedule in the run_id). Its totals are control_result's policy
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -111,39 +110,27 @@ def simulate(con: duckdb.DuckDBPyConnection, objectives: Iterable[str], max_loss
              progress: Callable[[int, int], None] | None = None,
              seeds: Iterable[int | None] = (None,), workers: int = 1) -> tuple[int, int]:
     """Run in the closed loop every dynamic-optimal schedule (each objective and scope) whose
-    run is not stored yet, in ``workers`` processes, storing each run whole as it finishes
-    (an interrupted call keeps those). Returns (runs simulated, schedules that cannot be run:
-    GPUs other than a shipped simulator configuration)."""
-    from gpudb.store.runs import ensure_experiment, write_run
-    from sim.sweep import Task, simulate_tasks
+    run is not stored yet, in ``workers`` processes, through the one runner
+    (gpudb.simulate.runner: each run stored whole as it finishes; an interrupted call keeps
+    those and raises its RunsInterrupted). Returns (runs simulated, schedules that cannot be
+    run: GPUs other than a shipped simulator configuration)."""
+    from gpudb.simulate.runner import Planned, simulate_and_store
+    from sim.sweep import GivenController, Task
 
     todo = [j for seed in seeds for scope in scopes for objective in objectives
             for j in jobs(con, objective, max_loss_pct, gpu_id, suite, scope, seed)]
     runnable = [j for j in todo if j.run_id is not None]
-    stored = {r[0] for r in con.execute(
-        "SELECT run_id FROM run WHERE run_id IN (SELECT unnest(?))",
-        [[j.run_id for j in runnable]]).fetchall()} if runnable else set()
-    missing = {j.run_id: j for j in runnable if j.run_id not in stored}  # one run per schedule
-    if progress:
-        progress(0, len(missing))
-    tasks = [Task(s["gpu"], s["kernel"], float(s["core_mhz"]), float(s["mem_mhz"]),
-                  int(s["n_sm"]), s["ctas_per_sm"], int(s["interval_instructions"]),
-                  int(s["seed"]), rid, job.controller)
-             for rid, job in missing.items() for s in (job.simulation,)]
-    # in worker processes as a sweep's runs (sim.sweep), each stored as it finishes
-    with contextlib.closing(simulate_tasks(tasks, workers)) as results:
-        for n, result in enumerate(results):
-            job = missing[result.run["run_id"]]
-            s = job.simulation
-            eid = ensure_experiment(
-                con, f"dynamic-optimal-run-{s['gpu'].name}-{s['kernel'].suite}",
+    planned = [
+        Planned(Task(s["gpu"], s["kernel"], float(s["core_mhz"]), float(s["mem_mhz"]),
+                     int(s["n_sm"]), s["ctas_per_sm"], int(s["interval_instructions"]),
+                     int(s["seed"]), job.run_id, GivenController(job.controller)),
+                f"dynamic-optimal-run-{s['gpu'].name}-{s['kernel'].suite}",
                 f"the dynamic optimal's schedules run in the closed loop on {s['gpu'].name}, "
-                f"suite {s['kernel'].suite}")
-            result.run.update(job.controller.columns)
-            write_run(con, result, eid)
-            if progress:
-                progress(n + 1, len(missing))
-    return len(missing), len(todo) - len(runnable)
+                f"suite {s['kernel'].suite}", job.controller.columns)
+        for job in runnable for s in (job.simulation,)]
+    summary = simulate_and_store(
+        con, planned, workers, progress and (lambda done, total, _: progress(done, total)))
+    return summary.runs_added, len(todo) - len(runnable)
 
 
 def results(con: duckdb.DuckDBPyConnection, objective: str, max_loss_pct: float = 1.0,

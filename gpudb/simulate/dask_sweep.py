@@ -1,10 +1,9 @@
 """Sweeps on a Dask cluster: ``gpudb sweep --scheduler ADDRESS|local``.
 
 Workers only simulate: each gets a chunk of runs (a few seconds of work) and sends back the
-results, the run row and its intervals as an Arrow table; the one gpudb writer
-(gpudb.simulate.sweep)
-stores them as they arrive, so the database file is only ever open in this process (docs/DESIGN.md
-section 7). A worker that dies (killed, out of memory) loses its chunk to the scheduler, which
+results, the run row and its intervals as an Arrow table; the one runner
+(gpudb.simulate.runner) stores them as they arrive, so the database file is only ever open in
+this process (docs/DESIGN.md section 7). A worker that dies (killed, out of memory) loses its chunk to the scheduler, which
 hands it to another worker; the chunk's future completes once, so no run is stored twice, and
 run ids are content hashes, so a sweep interrupted and run again skips what it stored.
 
@@ -20,8 +19,8 @@ import logging
 from collections.abc import Iterable, Iterator
 
 from gpudb.store.db import GpudbError
-from sim.model import SimResult, simulate
-from sim.sweep import Task
+from sim.model import SimResult
+from sim.sweep import Task, simulate_task
 
 # Warp instructions per chunk: 2-10 s of one worker at the simulator's 5-50 M warp
 # instructions/s (`gpudb bench sim`), long enough that scheduling costs little, short enough
@@ -51,8 +50,7 @@ def chunk_tasks(tasks: Iterable[Task], budget: int = CHUNK_WARP_INSTRUCTIONS) ->
 
 def simulate_chunk(tasks: list[Task]) -> list[SimResult]:
     """A worker's job: simulate each run of the chunk, in order."""
-    return [simulate(t.gpu, t.kernel, t.core_mhz, t.mem_mhz, t.n_sm, t.ctas_per_sm,
-                     t.interval_instructions, t.seed) for t in tasks]
+    return [simulate_task(t) for t in tasks]
 
 
 def _distributed():

@@ -1,10 +1,9 @@
 """The one writer of runs: ``run``, ``interval`` and ``metric`` rows and the ``gpu``, ``pstate``,
 ``kernel`` and ``experiment`` rows they refer to (docs/DESIGN.md section 2).
 
-Sweeps (gpudb.simulate.sweep), closed-loop control (gpudb.control.runner), ingest
-(gpudb.sources.ingest)
-and merge (gpudb.store.transfer) all write them through here, so one set of rules holds for every
-run, whatever produced it:
+Sweeps (gpudb.simulate.sweep), closed-loop control (gpudb.control.runner), the sources
+(ingest, ingest-log and measure, through gpudb.sources.write) and merge (gpudb.store.transfer)
+all write them through here, so one set of rules holds for every run, whatever produced it:
 
 - a stored run is never changed: a run whose ``run_id`` is stored already is skipped with its
   intervals (``run_id`` is a content hash, so this makes every writer idempotent); a stored

@@ -509,7 +509,7 @@ def calibrate(db_path: str | Path, gpu: str | GpuConfig,
     eight parameters (:func:`fit_microbenchmarks`) and store them as method 'microbenchmark'
     (:func:`store_calibration`). ``progress(runs_done, runs_total)`` follows the simulation.
     A database path, not a connection: the sweep is the file's one writer while it runs.
-    Raises gpudb.simulate.sweep.SweepInterrupted on Ctrl-C (finished runs are kept).
+    Raises gpudb.simulate.runner.RunsInterrupted on Ctrl-C (finished runs are kept).
     """
     from gpudb.simulate.sweep import sweep
     from sim.config import load_gpu

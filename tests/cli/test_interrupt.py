@@ -47,7 +47,7 @@ def _interrupted(inside: str, *args: str):
 
 
 def test_ctrl_c_in_a_command_that_writes_all_or_nothing(fresh_db, tiny_files):
-    """`gpudb ingest` of 200,000 rows into an existing database, stopped while it stages the
+    """`gpudb ingest` of 200,000 rows into an existing database, stopped while it validates the
     file: one line, 130, the database as it was. (Into a new file, by a real signal to a
     process: test_trust.py's test_an_interrupted_ingest_into_a_new_file_leaves_no_file.)"""
     csv_path, mapping = tiny_files
@@ -55,7 +55,7 @@ def test_ctrl_c_in_a_command_that_writes_all_or_nothing(fresh_db, tiny_files):
         f"k{k},{c},800,{1 + k % 7},{100 + k % 13},0.5\n"
         for k in range(100_000) for c in (500, 1000)))
     before = row_counts(fresh_db)
-    result = _interrupted("stage_file", "--db", str(fresh_db), "ingest", str(csv_path),
+    result = _interrupted("validate_file", "--db", str(fresh_db), "ingest", str(csv_path),
                           "--mapping", str(mapping))
     assert result.exit_code == 130, result.output
     assert result.output.strip().splitlines() == ["interrupted (SIGINT): nothing written"]

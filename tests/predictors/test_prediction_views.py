@@ -121,8 +121,8 @@ def test_materialized_table_is_readable_without_gpudb_and_goes_stale(tiny_db, ti
     with pytest.raises(duckdb.Error):
         plain.execute("SELECT count(*) FROM prediction").fetchall()
     plain.close()
-    from gpudb.sources.ingest import ingest
-    from gpudb.sources.mapping import load_mapping
+    from gpudb.sources.tabular.ingest import ingest
+    from gpudb.sources.tabular.mapping import load_mapping
     other = tmp_path / "more.csv"
     other.write_text(tiny_files[0].read_text().replace("alpha", "gamma"))
     con = gpudb.connect(tiny_db)

@@ -67,8 +67,8 @@ power = {{ column = "power_w", unit = "W" }}
 def two_gpus(tmp_path_factory, empty_db_template):
     """A file of two measured GPUs, 'tiny' and 'other', both with kernels tiny/alpha and
     tiny/beta, on different core and memory grids."""
-    from gpudb.sources.ingest import ingest
-    from gpudb.sources.mapping import load_mapping
+    from gpudb.sources.tabular.ingest import ingest
+    from gpudb.sources.tabular.mapping import load_mapping
 
     tmp = tmp_path_factory.mktemp("two_gpus")
     path = copy_db(empty_db_template, tmp / "two.duckdb")

@@ -94,7 +94,7 @@ def test_sweep_writes_runs_once(tmp_path, tiny_suite_path, jobs):
 def test_interrupted_sweep_keeps_finished_runs_and_resumes(tmp_path, tiny_suite_path):
     import multiprocessing
 
-    from gpudb.simulate.sweep import SweepInterrupted
+    from gpudb.simulate.runner import RunsInterrupted
 
     db = tmp_path / "x.duckdb"
     grid = dict(core_mhz=[700, 500, 300, 100], mem_mhz=[924], interval_instructions=500)
@@ -103,7 +103,7 @@ def test_interrupted_sweep_keeps_finished_runs_and_resumes(tmp_path, tiny_suite_
         if done == 2:
             raise KeyboardInterrupt
 
-    with pytest.raises(SweepInterrupted) as stop:
+    with pytest.raises(RunsInterrupted) as stop:
         sweep(db, "gtx480", tiny_suite_path, jobs=2, progress=ctrl_c_after_the_second, **grid)
     assert stop.value.summary["runs_added"] == 2
     assert multiprocessing.active_children() == []
@@ -148,15 +148,15 @@ def test_a_sweep_that_fails_leaves_nothing_it_did_not_finish(tmp_path, tiny_suit
 
     import sim.sweep
 
-    real, calls = sim.sweep.simulate, []
+    real, calls = sim.sweep.simulate_task, []
 
-    def simulate_or_fail(*args, **kwargs):
-        calls.append(args)
+    def simulate_or_fail(task):
+        calls.append(task)
         if len(calls) == fail_at:
             raise RuntimeError("simulator failed")
-        return real(*args, **kwargs)
+        return real(task)
 
-    monkeypatch.setattr(sim.sweep, "simulate", simulate_or_fail)
+    monkeypatch.setattr(sim.sweep, "simulate_task", simulate_or_fail)
     db = tmp_path / "x.duckdb"
     with pytest.raises(RuntimeError, match="simulator failed"):
         sweep(db, "gtx480", tiny_suite_path, core_mhz=[700, 100], mem_mhz=[924],

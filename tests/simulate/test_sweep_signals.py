@@ -155,11 +155,11 @@ def compiled(tmp_path_factory):
     """The simulator's jitted code compiled and cached before any timed sweep, so that the
     two workers load it rather than compile it side by side (which, unevenly fast, could
     let the long run end before the first short one is written)."""
-    from sim.sweep import _simulate
+    from sim.sweep import simulate_task
 
     suite = suite_file(tmp_path_factory.mktemp("warm"), 1)
     for task in plan(load_gpu("gtx480"), load_suite(suite), ["long", SHORTS[0]], [700], [924]):
-        _simulate(task)  # as a worker does
+        simulate_task(task)  # as a worker does
 
 
 def fresh(tmp_path: Path) -> Path:

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.sources.ingest import IngestError, ingest
-from gpudb.sources.mapping import MappingError, load_mapping
+from gpudb.sources.tabular.ingest import ingest
+from gpudb.sources.tabular.mapping import MappingError, load_mapping
+from gpudb.sources.tabular.read import IngestError
 
 
 def _ingest(path, files, mapping, experiment=None):
@@ -612,7 +613,7 @@ def test_a_parquet_file_of_more_values_than_ingest_holds_is_refused_before_it_is
 
     import numpy as np
 
-    from gpudb.sources.ingest import MAX_CELLS
+    from gpudb.sources.tabular.read import MAX_CELLS
 
     rows = MAX_CELLS // 5 + 1  # 5 columns: one row over the bound
     path = tmp_path / "huge.parquet"
@@ -636,7 +637,7 @@ def test_a_parquet_file_of_more_values_than_ingest_holds_is_refused_before_it_is
 def test_a_csv_file_is_measured_by_its_lines_before_it_is_read(tmp_path, fresh_db,
                                                                 monkeypatch):
     """The CSV bound counts lines (a header and 8 rows of 6 columns: 48 values)."""
-    import gpudb.sources.ingest_read as ingest_module  # where the bound is read
+    import gpudb.sources.tabular.read as ingest_module  # where the bound is read
 
     csv_path, mapping = tmp_path / "tiny.csv", tmp_path / "tiny.toml"
     csv_path.write_text(TINY_CSV)

@@ -70,7 +70,7 @@ def test_three_logs_by_value(logs, fresh_db):
     result = _run(fresh_db, logs, "--experiment", "rooflinedvfs")
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
-    # a line per log, then the summary's (gpudb.sources.ingest_summary) for the one GPU
+    # a line per log, then the summary's (gpudb.sources.summary) for the one GPU
     assert len(lines) == 4 and lines[3].startswith("summary gpgpusim-"), result.output
     con = gpudb.connect(fresh_db, read_only=True)
     try:

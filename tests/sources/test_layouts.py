@@ -12,8 +12,9 @@ from conftest import row_counts
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.sources.ingest import IngestError, ingest
-from gpudb.sources.mapping import MappingError, load_mapping
+from gpudb.sources.tabular.ingest import ingest
+from gpudb.sources.tabular.mapping import MappingError, load_mapping
+from gpudb.sources.tabular.read import IngestError
 
 # Two sections of one benchmark (stencil) at every setting, a kernel measured once per
 # setting (gemm), and a second argument set (argNo b) that the filter leaves out.

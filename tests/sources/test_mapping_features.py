@@ -14,8 +14,9 @@ from conftest import MAPPINGS, REPO, TABLES, row_counts
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.sources.ingest import FileReport, IngestError, ingest
-from gpudb.sources.mapping import MappingError, load_mapping
+from gpudb.sources.tabular.ingest import FileReport, ingest
+from gpudb.sources.tabular.mapping import MappingError, load_mapping
+from gpudb.sources.tabular.read import IngestError
 
 
 def _ingest(db, data, mapping, **options):
@@ -312,8 +313,8 @@ def test_an_expression_running_past_its_time_bound_is_one_line(monkeypatch):
     import numpy as np
     import pyarrow as pa
 
-    import gpudb.sources.ingest_expressions as ingest_module  # where the bound is read
-    from gpudb.sources.mapping import Derived
+    import gpudb.sources.tabular.expressions as ingest_module  # where the bound is read
+    from gpudb.sources.tabular.mapping import Derived
 
     rows = 4_000_000
     import pyarrow.compute as pc

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conftest import copy_db
 
 from gpudb.cli import cli
-from gpudb.sources import measure as m
+from gpudb.sources.nvml import measure as m
 from gpudb.store.db import GpudbError, connect
 
 SLEEP_S = 0.05
@@ -27,8 +27,8 @@ POWER_MW = 100_000.0
 
 
 class FakeGpu:
-    """A GPU as gpudb.sources.measure.Nvml presents it, without NVML: records the clock calls, and
-    reports the clocks set as the clocks seen, a power-cap reason above 1380 MHz."""
+    """A GPU as gpudb.sources.nvml.measure.Nvml presents it, without NVML: records the clock
+    calls, and reports the clocks set as the clocks seen, a power-cap reason above 1380 MHz."""
 
     name = "Fake GPU 80GB"
     uuid = "GPU-00000000-fake"

@@ -9,8 +9,9 @@ import pytest
 from conftest import MAPPINGS, real_file, row_counts
 
 import gpudb
-from gpudb.sources.ingest import IngestError, ingest
-from gpudb.sources.mapping import INPUTS, MappingError, load_mapping
+from gpudb.sources.tabular.ingest import ingest
+from gpudb.sources.tabular.mapping import INPUTS, MappingError, load_mapping
+from gpudb.sources.tabular.read import IngestError
 
 INPUT_NAMES = sorted(INPUTS)
 

@@ -1,4 +1,4 @@
-"""The sanity summary after an ingest (gpudb.sources.ingest_summary): its figures on the tiny
+"""The sanity summary after an ingest (gpudb.sources.summary): its figures on the tiny
 hand-made CSV, and each flag on a file made to raise it; real files."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 import gpudb
-from gpudb.sources.ingest import ingest
-from gpudb.sources.ingest_summary import summarize
-from gpudb.sources.mapping import load_mapping
+from gpudb.sources.tabular.ingest import ingest
+from gpudb.sources.summary import summarize
+from gpudb.sources.tabular.mapping import load_mapping
 
 MAPPING = """\
 [gpu]

@@ -18,8 +18,8 @@ from conftest import TINY_CSV, TINY_MAPPING, row_counts
 
 import gpudb
 from gpudb.cli import cli
-from gpudb.sources.ingest import ingest
-from gpudb.sources.mapping import load_mapping
+from gpudb.sources.tabular.ingest import ingest
+from gpudb.sources.tabular.mapping import load_mapping
 from gpudb.store.db import GpudbError
 from gpudb.store.materialize import materialize
 from gpudb.store.transfer import _first_error, export, merge

@@ -11,8 +11,8 @@ from conftest import MAPPINGS, real_file
 import gpudb
 from gpudb import predictors
 from gpudb.predictors import Predictor, names
-from gpudb.sources.ingest import ingest
-from gpudb.sources.mapping import load_mapping
+from gpudb.sources.tabular.ingest import ingest
+from gpudb.sources.tabular.mapping import load_mapping
 from gpudb.store.db import GpudbError
 from gpudb.store.queries import _per_predictor, get_query, run_query, stored_queries
 

@@ -11,8 +11,8 @@ from conftest import TINY_CSV, TINY_MAPPING, tiny_pair
 import gpudb
 from gpudb.control.guard import PAPER
 from gpudb.control.results import evaluate
-from gpudb.sources.ingest import ingest
-from gpudb.sources.mapping import load_mapping
+from gpudb.sources.tabular.ingest import ingest
+from gpudb.sources.tabular.mapping import load_mapping
 from gpudb.store.db import GpudbError
 from gpudb.store.queries import run_query
 

@@ -61,8 +61,8 @@ def built(tmp_path_factory):
     """(clean, hostile, secret text file): the tiny dataset, once, and a copy of it holding
     what a hostile teammate could put in a file, beside a file of this user's that no
     database may read."""
-    from gpudb.sources.ingest import ingest
-    from gpudb.sources.mapping import load_mapping
+    from gpudb.sources.tabular.ingest import ingest
+    from gpudb.sources.tabular.mapping import load_mapping
 
     tmp = tmp_path_factory.mktemp("trust")
     text = tmp / "secret.txt"

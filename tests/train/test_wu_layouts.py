@@ -10,8 +10,8 @@ from click.testing import CliRunner
 import gpudb
 from gpudb.analysis.evaluate import predictor_coverage, wu_base_note
 from gpudb.cli import cli
-from gpudb.sources.ingest import ingest
-from gpudb.sources.mapping import load_mapping
+from gpudb.sources.tabular.ingest import ingest
+from gpudb.sources.tabular.mapping import load_mapping
 
 pytest.importorskip("sklearn", reason="training needs the gpudb-dvfs[ml] extra (scikit-learn)")
 

@@ -507,8 +507,8 @@ def test_clear_errors(toy_db, fresh_db):
 
 
 def test_v100_measurements_core_frequency_only(fresh_db):
-    from gpudb.sources.ingest import ingest
-    from gpudb.sources.mapping import load_mapping
+    from gpudb.sources.tabular.ingest import ingest
+    from gpudb.sources.tabular.mapping import load_mapping
 
     con = gpudb.connect(fresh_db)
     ingest(con, [real_file("v100-dvfs-real-profile.csv")],

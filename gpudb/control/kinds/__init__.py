@@ -4,8 +4,8 @@ Each kind is one module here declaring ``KIND = ControllerKind(...)``: its name,
 follows, and ``plan``, which turns a GPU, kernels and the kind's options into the runs to
 simulate (:class:`Job`: start setting, the controller, what identifies it in the run_id and
 the run's columns, any metrics). :func:`gpudb.control.runner.run` does the rest for every
-kind (load, plan, skip what is stored, simulate, store), so adding a controller kind is adding
-its module. The kinds: ``predictor`` (predictor-driven DVFS through the guard's step, papers
+kind (load, plan, and through the one runner, gpudb.simulate.runner: skip what is stored,
+simulate, store), so adding a controller kind is adding its module. The kinds: ``predictor`` (predictor-driven DVFS through the guard's step, papers
 000 and 004) and ``equalizer`` (paper 001, with its static baselines).
 """
 
@@ -25,7 +25,9 @@ import pyarrow as pa
 class Job:
     """One run a controller kind asks for: ``kernel`` (a sim KernelSpec) from ``core_mhz`` /
     ``mem_mhz`` with all SMs and the hardware CTA limit, under the controller ``make(sim)``
-    returns (a sim.model.Controller; ``sim`` is the Simulation it will run in).
+    returns (a sim.model.Controller; ``sim`` is the Simulation it will run in, in the process
+    that simulates: picklable, e.g. sim.sweep.GivenController or a functools.partial of a
+    module's function, for runs in worker processes).
 
     run_key: what stands for the controller in the run_id (sim.model.run_id's policy);
     columns: the run's columns naming the controller (predictor, objective, variant, ...);

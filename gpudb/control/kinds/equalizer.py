@@ -19,6 +19,7 @@ every SM at its hardware CTA limit).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -36,6 +37,7 @@ from gpudb.control.equalizer import (
     vf_request,
 )
 from gpudb.control.kinds import ControllerKind, Job
+from sim.sweep import GivenController
 
 VARIANTS = ("full", "cta", "vf")
 
@@ -168,18 +170,17 @@ def plan(gpu, kernels: list, modes: tuple[str, ...] = MODES,
         for name, (core_scale, mem_scale) in STATIC.items():
             jobs.append(Job(spec, gpu.nominal_core_mhz * core_scale,
                             _snap(gpu.nominal_mem_mhz * mem_scale, tuple(gpu.mem_mhz)),
-                            f"static:{name}", lambda _sim, name=name: _Static(name),
+                            f"static:{name}", GivenController(_Static(name)),
                             {"variant": name}, core_headroom=headroom))
     for spec in kernels:
         for mode in modes:
             for variant in variants:
                 if variant == "cta" and mode != modes[0]:
                     continue
-
-                def make(sim, spec=spec, mode=mode, variant=variant):
-                    return EqualizerController(gpu.nominal_core_mhz, gpu.nominal_mem_mhz,
-                                               spec.warps_per_cta, sim.slots, sim.n_sm, mode,
-                                               variant, tuple(gpu.mem_mhz))
+                # picklable, so that the controller is made in the worker that simulates
+                make = functools.partial(_controller_for, gpu.nominal_core_mhz,
+                                         gpu.nominal_mem_mhz, spec.warps_per_cta, mode, variant,
+                                         tuple(gpu.mem_mhz))
                 jobs.append(Job(spec, gpu.nominal_core_mhz, gpu.nominal_mem_mhz,
                                 f"equalizer:{mode}:{variant}", make,
                                 {"predictor": "equalizer", "objective": mode,
@@ -187,6 +188,14 @@ def plan(gpu, kernels: list, modes: tuple[str, ...] = MODES,
                                 epoch_cycles=EPOCH_CYCLES, core_headroom=headroom,
                                 metrics=_ctas_mean))
     return jobs
+
+
+def _controller_for(nominal_core_mhz: float, nominal_mem_mhz: float, w_cta: int, mode: str,
+                    variant: str, mem_states_mhz: tuple[float, ...],
+                    sim) -> EqualizerController:
+    """Equalizer for the Simulation ``sim`` it will run in (its CTA slots and SM count)."""
+    return EqualizerController(nominal_core_mhz, nominal_mem_mhz, w_cta, sim.slots, sim.n_sm,
+                               mode, variant, mem_states_mhz)
 
 
 def _ctas_mean(controller: EqualizerController, run_id: str) -> pa.Table:

@@ -25,6 +25,7 @@ from gpudb.control.sample import run_columns, sample_columns
 from gpudb.predictors import get, names
 from sim.config import GpuConfig
 from sim.model import Setting
+from sim.sweep import GivenController
 
 
 def predict_times(predictor: str, row: dict, targets_mhz: np.ndarray,
@@ -111,7 +112,7 @@ def plan(gpu: GpuConfig, kernels: list, predictor: str, objective: str,
     minimised the chip's energy)."""
     controller = PredictorController(gpu, predictor, objective, max_loss_pct, guard, scope)
     return [Job(spec, max(gpu.core_mhz), gpu.nominal_mem_mhz, controller.run_key,
-                lambda _sim: controller, controller.columns,
+                GivenController(controller), controller.columns,
                 interval_instructions=interval_instructions)
             for spec in kernels]
 

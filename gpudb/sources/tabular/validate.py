@@ -1,6 +1,6 @@
-"""Validating a file for ingest before anything is written: names, numbers (finite, positive
-after unit conversion), computed columns and model inputs, staged as SQL over the file's
-Arrow table (:mod:`gpudb.sources.ingest`); what each file's report says.
+"""Validating a file for ingest before anything is written (:mod:`gpudb.sources.tabular.ingest`):
+the mapping's GPU against the database's, the file's names, numbers (finite, positive),
+computed columns and model inputs, checked as SQL over the file's Arrow table.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpudb.sources.ingest_expressions import Expressions
-from gpudb.sources.ingest_read import (
+from gpudb.sources.tabular.expressions import Expressions
+from gpudb.sources.tabular.read import (
     ROW,
     IngestError,
     Lines,
@@ -25,10 +25,9 @@ from gpudb.sources.ingest_read import (
     cell_location,
     SHOWN_ROWS,
     offending,
-    read_file,
     rows_note,
 )
-from gpudb.sources.mapping import FRACTION_INPUTS, GPU_COLUMNS, Mapping, gpu_column_key, names_gpu
+from gpudb.sources.tabular.mapping import FRACTION_INPUTS, Mapping
 from gpudb.store.db import first_row
 
 _INT64_MAX = 2**63 - 1
@@ -41,54 +40,6 @@ _COLUMNS_PER_QUERY = 64  # columns checked per validation query
 
 
 @dataclass
-class FileReport:
-    file: str
-    rows: int = 0
-    runs_added: int = 0
-    runs_present: int = 0
-    metrics_added: int = 0
-    skipped_reason: str | None = None
-    sha256: str | None = None     # of the file's content: ingest_file's key, its runs' input_hash
-    runs_replaced: int = 0        # runs of its earlier ingest deleted (ingest --replace)
-    # [inputs] name -> runs of the file that got a value (the others: NULL or not finite)
-    inputs: dict[str, int] = field(default_factory=dict)
-    # what became of the file's columns that are not the run's own (kernel, clocks, ...)
-    metrics: list[str] = field(default_factory=list)   # became metrics
-    text: list[str] = field(default_factory=list)      # dropped as text (not all numbers)
-    empty: list[str] = field(default_factory=list)     # dropped, no value at all
-    ignored: list[str] = field(default_factory=list)   # [metrics] ignore
-    filtered: int = 0  # rows [rows] where left out
-    # [rows] repeats = "number": kernel label -> most rows it has at one setting (numbered
-    # label#1 ... label#n)
-    repeats: dict[str, int] = field(default_factory=dict)
-
-    def rows_summary(self) -> str:
-        """'rows left out by [rows] where: 3; labels measured more than once at a setting,
-        numbered in file order: a x2 (a#1..#2)' ('' when neither applies)."""
-        parts = []
-        if self.filtered:
-            parts.append(f"rows left out by [rows] where: {self.filtered:,}")
-        if self.repeats:
-            parts.append("labels measured more than once at a setting, numbered in file order: "
-                         + ", ".join(f"{label} x{n} ({label}#1..#{n})"
-                                     for label, n in sorted(self.repeats.items())))
-        return "; ".join(parts)
-
-    def columns_summary(self) -> str:
-        """'metrics: a, b; dropped as text: c; ignored: d' (groups without columns left out;
-        a column without a name shown as "")."""
-        groups = (("metrics", self.metrics), ("dropped as text", self.text),
-                  ("dropped as empty", self.empty), ("ignored", self.ignored))
-        return "; ".join(what + ": " + ", ".join(n or '""' for n in names)
-                         for what, names in groups if names)
-
-    def inputs_summary(self) -> str:
-        """'blocks 300, l2_hit_rate 298 (2 not stored)' for the inputs of the mapping."""
-        return ", ".join(f"{name} {n}" + (f" ({self.rows - n} not stored)" if n < self.rows
-                                          else "") for name, n in self.inputs.items())
-
-
-@dataclass
 class Staged:
     path: Path
     sha256: str
@@ -98,9 +49,9 @@ class Staged:
     # columns of the table (see _computed)
     mapping: Mapping
     lines: Lines  # where each row is in the file
-    runs: str = ""  # temporary table of the file's run rows (see _stage_runs)
+    runs: str = ""  # temporary table of the file's run rows (see convert.convert)
     filtered: int = 0  # rows [rows] where left out
-    repeats: dict[str, int] = field(default_factory=dict)  # see check_repeats
+    repeats: dict[str, int] = field(default_factory=dict)  # see convert.check_repeats
     # `run` column -> SQL literal, for the columns equal in every run of the file
     constants: dict[str, str] = field(default_factory=dict)
     # file column name -> its name in the registered view (positional: _c0, _c1, ...)
@@ -169,14 +120,46 @@ def _check_names(path: Path, mapping: Mapping, names: list[str]) -> None:
                           f"[metrics] ignore of {mapping.path} to leave it out")
 
 
+# columns that name the GPU a file measured, compared as gpu_column_key() gives them
+GPU_COLUMNS = frozenset({"gpu", "gpu_name", "gpu_model", "gpu_type", "device_name"})
+# words that vendors and boards put before or around a GPU's name and files may leave out
+_BRAND_WORDS = frozenset({"nvidia", "geforce", "tesla", "quadro", "amd", "radeon", "intel"})
+
+
+def gpu_column_key(column: str) -> str:
+    """A column name as compared with GPU_COLUMNS: lower case, '-' and spaces as '_'."""
+    return re.sub(r"[\s-]+", "_", column.strip().lower())
+
+
+def _gpu_words(text: str) -> list[str]:
+    """The words of a GPU name, lower case, split at every non-alphanumeric character and
+    between letters and digits ('RTX2070S' -> rtx, 2070, s), brand words left out."""
+    words = re.findall(r"[a-z]+|[0-9]+", text.lower())
+    return [w for w in words if w not in _BRAND_WORDS]
+
+
+def names_gpu(text: str, gpu: dict) -> bool:
+    """Whether a file's GPU name `text` names the mapping's [gpu]: its words contain, one after
+    another, all the words of the [gpu] name or of the gpu_id (brand words aside). So
+    "Tesla V100-PCIE-32GB" names gpu_id "v100" and "NVIDIA GeForce RTX 2070 SUPER" names
+    "GeForce RTX 2070 SUPER", while "GeForce RTX 2070" names neither "GeForce RTX 2070
+    SUPER" nor "rtx2070s", and "RTX A1000" does not name "a100" (words, not letters)."""
+    have = _gpu_words(text)
+    for want in (_gpu_words(gpu["name"]), _gpu_words(gpu["gpu_id"])):
+        if want and any(have[i:i + len(want)] == want
+                        for i in range(len(have) - len(want) + 1)):
+            return True
+    return False
+
+
 _INDEX = re.compile(r"\s*\d+\s*")  # a device index (nvidia-smi's 'index'), not a name
 
 
 def _check_file_gpu(path: Path, lines: Lines, mapping: Mapping,
                     raw: pa.Table) -> None:
     """Where the file says which GPU it measured (the [gpu] column of the mapping, or a
-    column named like gpudb.sources.mapping.GPU_COLUMNS), every value must name the mapping's GPU
-    (gpudb.sources.mapping.names_gpu): a mapping of another GPU would store the file's runs under
+    column named like GPU_COLUMNS), every value must name the mapping's GPU
+    (names_gpu): a mapping of another GPU would store the file's runs under
     the wrong gpu_id. A column found by its name whose values are all whole numbers is a device
     index, not a name, and is left alone."""
     gpu = mapping.gpu
@@ -246,10 +229,11 @@ def _normalise(path: Path, lines: Lines, table: pa.Table, required: set[str]
     return pa.table(columns, names=names)
 
 
-def stage_file(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, view: str) -> Staged:
-    """Read and validate one file; register it as `view` (the columns gpudb reads, under
-    positional names, see Staged.sql) with a 1-based row column."""
-    raw, lines = read_file(path, mapping)
+def validate_file(con: duckdb.DuckDBPyConnection, path: Path, raw: pa.Table, lines: Lines,
+                  mapping: Mapping, view: str) -> Staged:
+    """Validate one file as read (:func:`gpudb.sources.tabular.read.read_file`); register it
+    as `view` (the columns gpudb reads, under positional names, see Staged.sql) with a
+    1-based row column."""
     if raw.num_rows == 0:
         raise IngestError(f"{path}: no data rows")
     _check_names(path, mapping, raw.column_names)
@@ -274,7 +258,8 @@ def stage_file(con: duckdb.DuckDBPyConnection, path: Path, mapping: Mapping, vie
     positional = table.rename_columns(list(sql.values()))
     # The view holds the mapped columns only: every query pays for each column of the table
     # it reads from, so one over all 10,000 columns of a wide file took seconds; the metric
-    # columns are checked and cast in batches of their own (_count_numbers, _metric_rows).
+    # columns are checked and cast in batches of their own (_count_numbers here, and
+    # convert's metric rows).
     con.register(view, positional.select([sql[c] for c in table.column_names if c in mapped])
                  .append_column(ROW, pa.array(np.arange(1, table.num_rows + 1,
                                                         dtype=np.int64))))
@@ -439,91 +424,28 @@ def _stage_inputs(path: Path, lines: Lines, mapping: Mapping, raw: pa.Table,
     return values, frozenset(as_metric)
 
 
-def parsed_columns(con: duckdb.DuckDBPyConnection, table: pa.Table, text: list[str], view: str
-            ) -> dict[str, pa.ChunkedArray]:
-    """The text columns ``text`` of ``table`` (validated numbers) as DOUBLE by DuckDB's CAST,
-    in file order: stacked into one column per batch, so a wide file costs one cast of few
-    columns per batch, not a query over all its columns (10,000 columns: 6.4 of the 36 s
-    of an ingest under load)."""
-    parsed: dict[str, pa.ChunkedArray] = {}
-    rows = table.num_rows
-    batch_columns = max(1, 1_000_000 // max(rows, 1))  # about a million values a query
-    for start in range(0, len(text), batch_columns):
-        batch = text[start:start + batch_columns]
-        values = pa.chunked_array([chunk.cast(pa.large_string()) for c in batch
-                                   for chunk in table.column(c).chunks],
-                                  type=pa.large_string())
-        # ordered by position: ingest writes with preserve_insertion_order off
-        con.register(view, pa.table({"v": values, "i": np.arange(len(values), dtype=np.int64)}))
-        try:
-            cast = con.sql(f"SELECT CAST(v AS DOUBLE) AS v FROM {view} ORDER BY i"
-                           ).to_arrow_table()
-        finally:
-            con.unregister(view)
-        column = cast.column("v").combine_chunks()
-        parsed.update({c: pa.chunked_array([column.slice(i * rows, rows)])
-                       for i, c in enumerate(batch)})
-    return parsed
-
-
 def is_number_type(field: pa.Field) -> bool:
     return (pa.types.is_integer(field.type) or pa.types.is_floating(field.type)
             or pa.types.is_decimal(field.type))
 
 
-_SETTING = "kernel_id, core_mhz, mem_mhz, n_sm"
+# the [gpu] keys that describe the GPU itself: a mapping that names a stored gpu_id must agree
+_GPU_FACTS = ("name", "n_sm", "max_warps_per_sm", "max_ctas_per_sm", "nominal_core_mhz",
+              "nominal_mem_mhz")
 
 
-def number_repeats(rows: str, mapping: Mapping) -> str:
-    """SQL: the run rows ``rows`` (with kernel_id and _row, the 1-based row) with, where the
-    mapping says ``[rows] repeats = "number"``, every row of a kernel measured more than once
-    at some setting labelled ``kernel_id#k``, k counting that kernel's rows at the row's
-    setting in file order from 1. Column _label keeps the kernel_id as read and _copies the
-    rows of its (kernel, setting)."""
-    if mapping.repeats != "number":
-        return f"SELECT *, kernel_id AS _label, 1 AS _copies FROM ({rows})"
-    return f"""
-        SELECT * EXCLUDE (kernel_id, _copy),
-               CASE WHEN max(_copies) OVER (PARTITION BY _label) > 1
-                    THEN _label || '#' || _copy ELSE _label END AS kernel_id
-        FROM (SELECT *, kernel_id AS _label,
-                     row_number() OVER (PARTITION BY {_SETTING} ORDER BY _row) AS _copy,
-                     count(*) OVER (PARTITION BY {_SETTING}) AS _copies
-              FROM ({rows}))"""
-
-
-def check_repeats(con: duckdb.DuckDBPyConnection, stage: Staged) -> dict[str, int]:
-    """Refuse a file whose staged runs (stage.runs) measure one kernel twice at one setting,
-    naming every such row by count and the first few by line; else the labels numbered by
-    number_repeats (kernel name -> most rows at one setting)."""
-    mapping = stage.mapping
-    # Equal settings hash equal (the values are positive and finite by now, so equal means
-    # bitwise equal): the grouping by the columns themselves, which names the rows, runs
-    # only when two hashes meet.
-    if first_row(con.execute(f"SELECT count(DISTINCT hash({_SETTING})) < count(*) "
-                             f"FROM {stage.runs}"))[0]:
-        twice = (f"(SELECT _row, count(*) OVER (PARTITION BY {_SETTING}) AS n, kernel_id "
-                 f"FROM {stage.runs})")
-        rows, total = offending(con, twice, "n > 1", row="_row")
-        if rows:
-            kernel, first = first_row(con.execute(
-                f"SELECT kernel_id, list(_row ORDER BY _row) FROM {stage.runs} "
-                f"WHERE ({_SETTING}) = (SELECT ({_SETTING}) FROM {stage.runs} "
-                "WHERE _row = ?) GROUP BY kernel_id", [rows[0]]))
-            kernels = first_row(con.execute(f"SELECT count(DISTINCT kernel_id) FROM {twice} "
-                                            "WHERE n > 1"))[0]
-            at = f"{stage.lines.word}s " + ", ".join(
-                str(stage.lines.numbers[r - 1]) for r in first[:SHOWN_ROWS])
-            name = kernel.split("/", 1)[1]
-            hint = ("" if mapping.repeats == "number" else
-                    f"; to keep them as {name}#1, {name}#2, ... (file order), set [rows] "
-                    f"repeats = \"number\" in {mapping.path}")
-            raise IngestError(
-                f"{stage.path}: kernel {name!r} is measured {len(first)} times at one setting "
-                f"(columns {', '.join(mapping.kernel)}, {mapping.core_mhz.column}, "
-                f"{mapping.mem_mhz.column}): {at}; {total:,} rows of {kernels:,} "
-                f"kernel{'s' if kernels > 1 else ''} repeat a setting"
-                f"{rows_note(stage.lines, rows, total) if total > len(first) else ''}{hint}")
-    return {label.split("/", 1)[1]: n for label, n in con.execute(
-        f"SELECT _label, max(_copies) FROM {stage.runs} WHERE _label <> kernel_id "
-        "GROUP BY _label ORDER BY _label").fetchall()}
+def check_stored_gpu(con: duckdb.DuckDBPyConnection, mapping: Mapping) -> None:
+    """A mapping's [gpu] naming a GPU the database holds must say what the database says of
+    it (ingest-log refuses a log whose SM count differs the same way): otherwise one gpu_id
+    would hold runs of two GPUs, e.g. of 40 SMs and of 2."""
+    gpu = mapping.gpu
+    stored = con.execute(f"SELECT {', '.join(_GPU_FACTS)} FROM gpu WHERE gpu_id = ?",
+                         [gpu["gpu_id"]]).fetchall()
+    if not stored:
+        return
+    for key, have in zip(_GPU_FACTS, stored[0], strict=True):
+        given = gpu.get(key)
+        if given is not None and have is not None and given != have:
+            raise IngestError(f"{mapping.path}: [gpu] {key} = {given!r}, but GPU "
+                              f"{gpu['gpu_id']!r} in the database has {key} = {have!r}: "
+                              "name another gpu_id, or the GPU as stored")

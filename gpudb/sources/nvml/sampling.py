@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gpudb.sources.measure_plan import Gpu, Setting
+from gpudb.sources.nvml.plan import Gpu, Setting
 from gpudb.store.db import GpudbError
 
 SAMPLE_INTERVAL_S = 0.01  # NVML refreshes power and clocks every 10-100 ms depending on the GPU

@@ -1,6 +1,6 @@
 """Parsers of GPGPU-Sim 3.x / Accel-Sim standard output and GPUWattch/AccelWattch power reports.
 
-Pure parsing, no database (gpudb.sources.ingest_log stores what these return). Units:
+Pure parsing, no database (gpudb.sources.gpgpusim.ingest stores what these return). Units:
 
 - clocks in MHz, as ``-gpgpu_clock_domains <core>:<icnt>:<l2>:<dram>`` gives them;
 - ``cycles``: core-clock cycles (GPGPU-Sim advances ``gpu_sim_cycle`` on ticks of the first

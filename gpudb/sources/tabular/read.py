@@ -1,4 +1,4 @@
-"""Reading a measured data file for ingest (:mod:`gpudb.sources.ingest`): a regular file
+"""Reading a measured data file for ingest (:mod:`gpudb.sources.tabular.ingest`): a regular file
 only, CSV as the mapping's [file] section describes it (header row or the mapping's names,
 section-label lines, repeated names refused or numbered) or Parquet, as an Arrow table; the
 one-line errors naming file, row and column; and the SQL that reads a cell (trimmed, blank,
@@ -8,7 +8,6 @@ a number).
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import re
 import stat
@@ -21,7 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from gpudb.sources.mapping import Mapping, file_kind
+from gpudb.sources.tabular.mapping import Mapping, file_kind
 from gpudb.store.db import GpudbError
 
 ROW = "_gpudb_row"
@@ -78,17 +77,6 @@ def offending(con, relation: str, condition: str, row: str = ROW) -> tuple[list[
 def sql_str(text: str) -> str:
     """Quote an SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except OSError as exc:
-        raise IngestError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return digest.hexdigest()
 
 
 def check_regular(path: Path) -> None:

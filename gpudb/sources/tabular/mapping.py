@@ -92,18 +92,20 @@ canonical names in :data:`INPUTS`, each with its unit(s)::
 
 Each value is ``{ column = "name", unit = "..." }`` or ``{ expr = "<DuckDB SQL expression over
 the file's columns>", unit = "..." }`` (a :class:`Derived`). Ingest stores them as whole-run
-metrics under the canonical name (see gpudb.sources.ingest for how expressions are evaluated, locked
-down, and what happens to values that are not finite). The columns an input reads still become
-metrics themselves unless [metrics] ignore lists them. An expression is parsed when the mapping
+metrics under the canonical name (see gpudb.sources.tabular.ingest for how expressions are
+evaluated, locked down, and what happens to values that are not finite). The columns an input
+reads still become metrics themselves unless [metrics] ignore lists them. An expression is
+parsed when the mapping
 is loaded (a syntax error is a mapping error); whether its columns exist is checked against
 each data file at ingest.
 
 A file that says which GPU it measured is checked against [gpu]: the column that [gpu]
 column names, and any text column called ``gpu``, ``gpu_name``, ``gpu_model``, ``gpu_type`` or
 ``device_name`` (any case, ``-`` or space for ``_``; not a [columns] kernel column). Every value
-of it must name the mapping's GPU (:func:`names_gpu`: "Tesla V100-PCIE-32GB" names gpu_id
-``v100``, "NVIDIA GeForce RTX 2070 SUPER" the name "GeForce RTX 2070 SUPER", "GeForce RTX 2070"
-neither), otherwise the ingest stops with one line naming file, row and value.
+of it must name the mapping's GPU (gpudb.sources.tabular.validate.names_gpu: "Tesla
+V100-PCIE-32GB" names gpu_id ``v100``, "NVIDIA GeForce RTX 2070 SUPER" the name "GeForce RTX
+2070 SUPER", "GeForce RTX 2070" neither), otherwise the ingest stops with one line naming file,
+row and value.
 
 Unknown keys are errors, so a typo cannot silently drop a column; so are values of the wrong
 type, empty column names, two columns renamed to one metric name, and (checked against each
@@ -118,7 +120,6 @@ import datetime
 import hashlib
 import math
 import os
-import re
 import stat
 import tomllib
 from dataclasses import dataclass, field
@@ -184,7 +185,7 @@ class Derived:
     Exactly one of: ``column``, a column of the file; ``expr``, a DuckDB SQL expression over the
     file's columns; ``value``, a constant (a quantity the file held fixed and did not record;
     [columns] only). ``key`` names it in messages (e.g. "[inputs] blocks", "[columns] time").
-    Evaluated by gpudb.sources.ingest.
+    Evaluated by gpudb.sources.tabular.ingest.
     """
     key: str
     unit: str
@@ -251,38 +252,6 @@ class Mapping:
 
     def metric_name(self, column: str) -> str:
         return self.rename.get(column, self.prefix + column)
-
-
-# columns that name the GPU a file measured, compared as gpu_column_key() gives them
-GPU_COLUMNS = frozenset({"gpu", "gpu_name", "gpu_model", "gpu_type", "device_name"})
-# words that vendors and boards put before or around a GPU's name and files may leave out
-_BRAND_WORDS = frozenset({"nvidia", "geforce", "tesla", "quadro", "amd", "radeon", "intel"})
-
-
-def gpu_column_key(column: str) -> str:
-    """A column name as compared with GPU_COLUMNS: lower case, '-' and spaces as '_'."""
-    return re.sub(r"[\s-]+", "_", column.strip().lower())
-
-
-def _gpu_words(text: str) -> list[str]:
-    """The words of a GPU name, lower case, split at every non-alphanumeric character and
-    between letters and digits ('RTX2070S' -> rtx, 2070, s), brand words left out."""
-    words = re.findall(r"[a-z]+|[0-9]+", text.lower())
-    return [w for w in words if w not in _BRAND_WORDS]
-
-
-def names_gpu(text: str, gpu: dict) -> bool:
-    """Whether a file's GPU name `text` names the mapping's [gpu]: its words contain, one after
-    another, all the words of the [gpu] name or of the gpu_id (brand words aside). So
-    "Tesla V100-PCIE-32GB" names gpu_id "v100" and "NVIDIA GeForce RTX 2070 SUPER" names
-    "GeForce RTX 2070 SUPER", while "GeForce RTX 2070" names neither "GeForce RTX 2070
-    SUPER" nor "rtx2070s", and "RTX A1000" does not name "a100" (words, not letters)."""
-    have = _gpu_words(text)
-    for want in (_gpu_words(gpu["name"]), _gpu_words(gpu["gpu_id"])):
-        if want and any(have[i:i + len(want)] == want
-                        for i in range(len(have) - len(want) + 1)):
-            return True
-    return False
 
 
 def _fail(path: Path, message: str) -> MappingError:

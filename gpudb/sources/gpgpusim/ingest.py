@@ -1,9 +1,10 @@
-"""Ingest of GPGPU-Sim 3.x / Accel-Sim logs (gpudb.sources.gpgpusim_log) as runs: one per kernel
+"""Ingest of GPGPU-Sim 3.x / Accel-Sim logs (gpudb.sources.gpgpusim.log) as runs: one per kernel
 launch.
 
 Every log (and its power report) is read and checked before anything is written; the first
-problem raises :class:`gpudb.sources.gpgpusim_log.LogError` naming the file (and line). All logs of
-one call are then written in one transaction, through gpudb.store.runs: all or nothing.
+problem raises :class:`gpudb.sources.gpgpusim.log.LogError` naming the file (and line). All logs of
+one call are then written in one transaction by the sources' writer (gpudb.sources.write):
+all or nothing.
 
 A launch becomes a run with ``source = 'sim'``, ``policy = 'fixed'``, in an experiment whose
 ``simulator`` column names the simulator (GPGPU-Sim's banner). The clocks:
@@ -44,7 +45,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from gpudb.sources.gpgpusim_log import (
+from gpudb.sources.gpgpusim.log import (
     Launch,
     LogError,
     PowerEntry,
@@ -53,15 +54,9 @@ from gpudb.sources.gpgpusim_log import (
     parse_log,
     parse_power_report,
 )
-from gpudb.sources.ingest import file_sha256
-from gpudb.store.db import atomic, first_row, whoami
-from gpudb.store.runs import (
-    ensure_experiment,
-    experiment_id,
-    insert_metrics,
-    insert_missing,
-    insert_runs,
-)
+from gpudb.sources.write import Batch, FileRecord, Part, Report, file_sha256, write
+from gpudb.store.db import first_row
+from gpudb.store.runs import experiment_id
 
 POWER_REPORT_PATTERNS = ("gpgpusim_power_report__*.log", "accelwattch_power_report*.log")
 NO_REPORT = "none"  # ingest_file.mapping_sha256 of a log ingested without a power report
@@ -70,16 +65,12 @@ _SIZE = re.compile(r"(?P<app>.+?)__(?P<size>SIZE\w*)")
 
 
 @dataclass
-class LogReport:
-    file: str
+class LogReport(Report):
+    """What ingest-log did with one log (gpudb ingest-log prints it)."""
+
     power_report: str | None = None
     launches: int = 0
-    runs_added: int = 0
-    runs_present: int = 0
-    metrics_added: int = 0
     intervals_added: int = 0
-    skipped_reason: str | None = None
-    sha256: str | None = None     # of the log: ingest_file's key, its runs' input_hash
     # counter values read past a 32-bit wrap, and left out (a counter went down: reset)
     counters_unwrapped: int = 0
     counters_left_out: int = 0
@@ -332,8 +323,6 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
     gpu_id: default ``gpgpusim-<SMs>sm``. Logs already ingested (same SHA-256) are skipped.
     read: what :func:`read_logs` returned for these paths (default: read them here).
     """
-    from gpudb import __version__
-
     read = read or read_logs(paths, power_report)
     logs, parsed, simulators = read.logs, read.parsed, read.simulators
     # a directory of several programs' logs is one study: named after it, not its first log
@@ -387,7 +376,14 @@ def ingest_logs(con: duckdb.DuckDBPyConnection, paths: list[str | Path],
         power_sha = file_sha256(report_path) if report_path is not None else NO_REPORT
         staged.append(_Staged(log, report, sha, power_sha, runs, intervals, metrics, kernels))
     if staged:
-        _write(con, staged, exp_name, exp_id, simulators[0], gpu_id, __version__)
+        _check_stored_gpus(con, staged, gpu_id)
+        now = first_row(con.execute("SELECT CAST(now() AS VARCHAR)"))[0]
+        added = write(con, Batch(
+            exp_name, f"{simulators[0]} logs ingested with gpudb ingest-log",
+            [_part(stage, gpu_id) for stage in staged], simulator=simulators[0], now=now))
+        for stage, done in zip(staged, added, strict=True):
+            stage.report.record(done, len(stage.runs))
+            stage.report.intervals_added = done.intervals
     return reports
 
 
@@ -395,42 +391,39 @@ def _table(rows: list[dict], drop: tuple[str, ...] = ("_where",)) -> pa.Table:
     return pa.Table.from_pylist([{k: v for k, v in r.items() if k not in drop} for r in rows])
 
 
-def _write(con, staged: list[_Staged], exp_name: str, exp_id: str, simulator: str,
-           gpu_id: str | None, version: str) -> None:
-    user, host = whoami()
-    now = first_row(con.execute("SELECT CAST(now() AS VARCHAR)"))[0]
-    with atomic(con):
-        ensure_experiment(con, exp_name, f"{simulator} logs ingested with gpudb ingest-log",
-                          created_at=now, simulator=simulator)
-        for stage in staged:
-            log = stage.log
-            gid = gpu_id or f"gpgpusim-{log.n_sm}sm"
-            have = first_row(con.execute("SELECT n_sm FROM gpu WHERE gpu_id = ?", [gid]))
-            if have is not None and have[0] != log.n_sm:
-                raise LogError(f"{log.path}: simulates {log.n_sm} SMs, but GPU {gid!r} in the "
-                               f"database has {have[0]}: name another with --gpu")
-            threads, _, warp = log.options.get("gpgpu_shader_core_pipeline", "").partition(":")
-            ctas = log.options.get("gpgpu_shader_cta", "")
-            insert_missing(con, "gpu", pa.Table.from_pylist([{
-                "gpu_id": gid, "name": f"{log.simulator} configuration, {log.n_sm} SMs",
-                "n_sm": log.n_sm,
-                "max_warps_per_sm": (int(threads) // int(warp) if threads.isdigit()
-                                     and warp.isdigit() and int(warp) else None),
-                "max_ctas_per_sm": int(ctas) if ctas.isdigit() and int(ctas) else None,
-                "config": json.dumps({"simulator": log.simulator, "options": log.options})}]))
-            insert_missing(con, "pstate", pa.Table.from_pylist([
-                {"gpu_id": gid, "domain": "core", "freq_mhz": log.clocks.core_mhz},
-                {"gpu_id": gid, "domain": "mem", "freq_mhz": log.clocks.dram_mhz}]))
-            insert_missing(con, "kernel", _table(stage.kernels))
-            runs = _table(stage.runs)
-            intervals = _table(stage.intervals) if stage.intervals else None
-            written = insert_runs(con, runs, intervals)
-            stage.report.runs_added = written.runs
-            stage.report.runs_present = len(stage.runs) - written.runs
-            stage.report.intervals_added = written.intervals
-            stage.report.metrics_added = insert_metrics(con, _table(stage.metrics))
-            con.execute(
-                "INSERT INTO ingest_file VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "CAST(? AS TIMESTAMPTZ), ?)",
-                [stage.sha256, log.path.name, stage.power_sha256, exp_id, len(stage.runs),
-                 written.runs, stage.report.metrics_added, user, host, now, version])
+def _check_stored_gpus(con: duckdb.DuckDBPyConnection, staged: list[_Staged],
+                       gpu_id: str | None) -> None:
+    """A GPU the database holds under a log's gpu_id must have the log's SM count (ingest
+    refuses a mapping whose [gpu] differs the same way)."""
+    for stage in staged:
+        log = stage.log
+        gid = gpu_id or f"gpgpusim-{log.n_sm}sm"
+        have = first_row(con.execute("SELECT n_sm FROM gpu WHERE gpu_id = ?", [gid]))
+        if have is not None and have[0] != log.n_sm:
+            raise LogError(f"{log.path}: simulates {log.n_sm} SMs, but GPU {gid!r} in the "
+                           f"database has {have[0]}: name another with --gpu")
+
+
+def _part(stage: _Staged, gpu_id: str | None) -> Part:
+    """The rows of one staged log for the writer: the simulated GPU (its configuration as
+    the log prints it), its clocks, the launches' kernels, runs, intervals and metrics."""
+    log = stage.log
+    gid = gpu_id or f"gpgpusim-{log.n_sm}sm"
+    threads, _, warp = log.options.get("gpgpu_shader_core_pipeline", "").partition(":")
+    ctas = log.options.get("gpgpu_shader_cta", "")
+    return Part(
+        gpu=pa.Table.from_pylist([{
+            "gpu_id": gid, "name": f"{log.simulator} configuration, {log.n_sm} SMs",
+            "n_sm": log.n_sm,
+            "max_warps_per_sm": (int(threads) // int(warp) if threads.isdigit()
+                                 and warp.isdigit() and int(warp) else None),
+            "max_ctas_per_sm": int(ctas) if ctas.isdigit() and int(ctas) else None,
+            "config": json.dumps({"simulator": log.simulator, "options": log.options})}]),
+        pstates=pa.Table.from_pylist([
+            {"gpu_id": gid, "domain": "core", "freq_mhz": log.clocks.core_mhz},
+            {"gpu_id": gid, "domain": "mem", "freq_mhz": log.clocks.dram_mhz}]),
+        kernels=_table(stage.kernels),
+        runs=_table(stage.runs),
+        intervals=_table(stage.intervals) if stage.intervals else None,
+        metrics=_table(stage.metrics),
+        file=FileRecord(stage.sha256, log.path, stage.power_sha256, len(stage.runs)))

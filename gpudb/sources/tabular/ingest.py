@@ -6,16 +6,17 @@ and times, frequencies and energies stay positive and finite after unit conversi
 metrics with one name; no kernel measured twice at one setting, unless the mapping's [rows]
 repeats numbers them); the first problem raises :class:`IngestError` naming file, line (a
 Parquet file's row) and column, with the count of every row that has it. The mapping's [rows]
-where leaves rows out first (see gpudb.sources.mapping). All files of one call are then written in one
-transaction: all or nothing. The report of each file (FileReport) says which of its other
-columns became metrics, were dropped as text or as empty, or were ignored.
+where leaves rows out first (see gpudb.sources.tabular.mapping). All files of one call are then
+written in one transaction: all or nothing. The report of each file (FileReport) says which of
+its other columns became metrics, were dropped as text or as empty, or were ignored.
 
 A CSV is read as the mapping's [file] section describes it (see read_file): a header row or
 the mapping's column names, section-label lines filling a column, repeated header names
 refused or numbered. The [columns] numbers given as a constant or a DuckDB expression (see
-gpudb.sources.mapping) become columns of the file's table before validation (see _computed), so they
-pass the checks of any column; an expression is evaluated like an [inputs] one (below), but a
-NULL or non-finite value stops the ingest naming key, file and row.
+gpudb.sources.tabular.mapping) become columns of the file's table before validation (see
+gpudb.sources.tabular.validate), so they pass the checks of any column; an expression is
+evaluated like an [inputs] one (below), but a NULL or non-finite value stops the ingest naming
+key, file and row.
 
 Identity and idempotence:
 - a file already ingested (same SHA-256) is skipped and reported;
@@ -29,11 +30,12 @@ Validation and conversion run as SQL over the file's Arrow table registered in D
 they are column-at-a-time and keep pace with DuckDB's own bulk insert (`gpudb bench ingest`).
 The view names the columns by position (_c0, _c1, ...), so no column name (quotes, "", two
 names that differ only in case, which DuckDB would take for one) can confuse the SQL.
-The rows are written through gpudb.store.runs, the one writer of runs.
+The rows are written by gpudb.sources.write through gpudb.store.runs, the one writer of runs.
 
-Model inputs ([inputs] of the mapping, see gpudb.sources.mapping): each is a column or a DuckDB SQL
-expression over the file's columns, evaluated while the file is staged (so a bad one writes
-nothing) on a separate in-memory DuckDB connection opened with external access disabled and its
+Model inputs ([inputs] of the mapping, see gpudb.sources.tabular.mapping): each is a column or a
+DuckDB SQL expression over the file's columns, evaluated while the file is staged (so a bad one
+writes nothing) on a separate in-memory DuckDB connection opened with external access disabled
+and its
 configuration locked: an expression cannot read or write files, load extensions or change
 settings; it sees only the file's columns (as a table ``data``). There a column is a DOUBLE
 when every non-empty cell is a finite number (or it is numeric in Parquet), otherwise text
@@ -52,50 +54,73 @@ metric name of a file column is an error, unless the input is exactly that colum
 factor 1 (e.g. ``achieved_occupancy = { column = "achieved_occupancy", unit = "fraction" }``),
 in which case the one metric serves as both.
 
-Here: :func:`ingest`, which stages every file and then writes them all. Reading is in
-:mod:`gpudb.sources.ingest_read`, validation and staging in :mod:`gpudb.sources.ingest_validate`,
-the expression sandbox in :mod:`gpudb.sources.ingest_expressions`, writing in
-:mod:`gpudb.sources.ingest_write`.
+Here: :func:`ingest`, which takes each file one way, read (:mod:`gpudb.sources.tabular.read`)
+-> validate (:mod:`gpudb.sources.tabular.validate`, with the expression sandbox of
+:mod:`gpudb.sources.tabular.expressions`) -> convert to rows (:mod:`gpudb.sources.tabular.convert`),
+and then hands the rows of every file to the one writer (:mod:`gpudb.sources.write`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
-from gpudb.sources.ingest_expressions import (  # noqa: F401 - this module's names too
-    EXPR_FUNCTIONS,
-    EXPR_MAX_CHARS,
-    EXPR_TIME_BOUND_S,
-    Expressions,
-    expression_problem,
-)
-from gpudb.sources.ingest_read import (  # noqa: F401 - this module's names too
-    MAX_CELLS,
-    ROW,
-    IngestError,
-    check_regular,
-    file_sha256,
-    read_file,
-    sql_str,
-)
-from gpudb.sources.ingest_validate import (  # noqa: F401 - this module's names too
-    FileReport,
-    stage_file,
-    Staged,
-)
-from gpudb.sources.ingest_write import (  # noqa: F401 - this module's names too
-    RUN_COLUMNS,
-    check_stored_gpu,
-    stage_runs,
-    write_staged,
-)
-from gpudb.sources.mapping import Mapping
+from gpudb.sources.tabular.convert import convert
+from gpudb.sources.tabular.expressions import expression_problem
+from gpudb.sources.tabular.mapping import Mapping
+from gpudb.sources.tabular.read import IngestError, check_regular, read_file
+from gpudb.sources.tabular.validate import check_stored_gpu, validate_file
+from gpudb.sources.write import Batch, Part, Report, file_sha256, write
 from gpudb.store.db import first_row
 from gpudb.store.runs import experiment_id
+
+
+@dataclass
+class FileReport(Report):
+    """What ingest did with one file (gpudb ingest prints it)."""
+
+    rows: int = 0
+    runs_replaced: int = 0        # runs of its earlier ingest deleted (ingest --replace)
+    # [inputs] name -> runs of the file that got a value (the others: NULL or not finite)
+    inputs: dict[str, int] = field(default_factory=dict)
+    # what became of the file's columns that are not the run's own (kernel, clocks, ...)
+    metrics: list[str] = field(default_factory=list)   # became metrics
+    text: list[str] = field(default_factory=list)      # dropped as text (not all numbers)
+    empty: list[str] = field(default_factory=list)     # dropped, no value at all
+    ignored: list[str] = field(default_factory=list)   # [metrics] ignore
+    filtered: int = 0  # rows [rows] where left out
+    # [rows] repeats = "number": kernel label -> most rows it has at one setting (numbered
+    # label#1 ... label#n)
+    repeats: dict[str, int] = field(default_factory=dict)
+
+    def rows_summary(self) -> str:
+        """'rows left out by [rows] where: 3; labels measured more than once at a setting,
+        numbered in file order: a x2 (a#1..#2)' ('' when neither applies)."""
+        parts = []
+        if self.filtered:
+            parts.append(f"rows left out by [rows] where: {self.filtered:,}")
+        if self.repeats:
+            parts.append("labels measured more than once at a setting, numbered in file order: "
+                         + ", ".join(f"{label} x{n} ({label}#1..#{n})"
+                                     for label, n in sorted(self.repeats.items())))
+        return "; ".join(parts)
+
+    def columns_summary(self) -> str:
+        """'metrics: a, b; dropped as text: c; ignored: d' (groups without columns left out;
+        a column without a name shown as "")."""
+        groups = (("metrics", self.metrics), ("dropped as text", self.text),
+                  ("dropped as empty", self.empty), ("ignored", self.ignored))
+        return "; ".join(what + ": " + ", ".join(n or '""' for n in names)
+                         for what, names in groups if names)
+
+    def inputs_summary(self) -> str:
+        """'blocks 300, l2_hit_rate 298 (2 not stored)' for the inputs of the mapping."""
+        return ", ".join(f"{name} {n}" + (f" ({self.rows - n} not stored)" if n < self.rows
+                                          else "") for name, n in self.inputs.items())
 
 
 def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Mapping,
@@ -112,8 +137,6 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
     every row derived from them, gpudb.store.delete) are deleted in the transaction that
     writes the new ones, so a failed ingest leaves them.
     """
-    from gpudb import __version__
-
     if suite is not None:
         if not suite.strip() or "\x00" in suite:
             raise IngestError(f"suite {suite!r} must be a name (not empty, no NUL character)")
@@ -129,7 +152,7 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
     check_stored_gpu(con, mapping)
     now = first_row(con.execute("SELECT CAST(now() AS VARCHAR)"))[0]
     reports: list[FileReport] = []
-    staged: list[tuple[FileReport, Staged, str]] = []
+    written: list[tuple[FileReport, Part]] = []
     seen: set[str] = set()
     replacing: list[str] = []
     try:
@@ -152,24 +175,26 @@ def ingest(con: duckdb.DuckDBPyConnection, files: list[str | Path], mapping: Map
                 continue
             seen.add(sha)
             view = f"_gpudb_ingest_{i}"
-            stage = stage_file(con, path, mapping, view)
-            stage.sha256 = sha
-            stage.runs = f"_gpudb_runs_{i}"
-            stage_runs(con, stage, view, exp_id, now)
+            raw, lines = read_file(path, mapping)
+            stage = validate_file(con, path, raw, lines, mapping, view)
+            stage.sha256, stage.runs = sha, f"_gpudb_runs_{i}"
+            written.append((report, convert(con, stage, view, exp_id, now)))
             report.rows = stage.table.num_rows
             report.inputs = {name: len(values) - values.null_count
                              for name, values in stage.inputs.items()}
             report.metrics, report.text = list(stage.metric_columns), stage.text
             report.empty, report.ignored = stage.empty, stage.ignored
             report.filtered, report.repeats = stage.filtered, stage.repeats
-            staged.append((report, stage, view))
-        if not staged:
+        if not written:
             return reports
-        write_staged(con, mapping, staged, exp_id, exp_name, now, __version__, replacing)
+        added = write(con, Batch(
+            exp_name, mapping.description or f"measured data ingested with {mapping.path.name}",
+            [part for _, part in written], now=now, replacing=replacing))
+        for (report, _), done in zip(written, added, strict=True):
+            report.record(done, report.rows)
+            report.runs_replaced = done.replaced
     finally:
         for i in range(len(paths)):
             con.unregister(f"_gpudb_ingest_{i}")
             con.execute(f"DROP TABLE IF EXISTS _gpudb_runs_{i}")
     return reports
-
-

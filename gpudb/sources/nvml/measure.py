@@ -31,8 +31,8 @@
 any object with its methods, which lets tests run without a GPU.
 
 Here: the NVML adapter, the CUDA SM count and :func:`measure`, which runs the grid; planning
-and clocks are in :mod:`gpudb.sources.measure_plan`, one repetition and its sampling in
-:mod:`gpudb.sources.measure_sampling`, storage in :mod:`gpudb.sources.measure_storage`.
+and clocks are in :mod:`gpudb.sources.nvml.plan`, one repetition and its sampling in
+:mod:`gpudb.sources.nvml.sampling`, storage in :mod:`gpudb.sources.nvml.storage`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from contextlib import contextmanager
 import duckdb
 
 # the parts, by concern; their names are this module's too (tests and the CLI use m.NAME)
-from gpudb.sources.measure_plan import (  # noqa: F401
+from gpudb.sources.nvml.plan import (  # noqa: F401
     PERMISSION_HINT,
     Gpu,
     NotPermitted,
@@ -55,7 +55,7 @@ from gpudb.sources.measure_plan import (  # noqa: F401
     apply_setting,
     plan,
 )
-from gpudb.sources.measure_sampling import (  # noqa: F401
+from gpudb.sources.nvml.sampling import (  # noqa: F401
     CLOCK_TOLERANCE,
     SAMPLE_INTERVAL_S,
     Measurement,
@@ -64,7 +64,7 @@ from gpudb.sources.measure_sampling import (  # noqa: F401
     integrate_power,
     run_once,
 )
-from gpudb.sources.measure_storage import (  # noqa: F401
+from gpudb.sources.nvml.storage import (  # noqa: F401
     Target,
     check_target,
     default_experiment,

@@ -1,6 +1,6 @@
-"""Storing measurements (``gpudb measure``) as ``measured`` runs through the runs writer: the
-GPU, kernel and experiment rows they belong to, one run per repetition with its energy and the
-clocks seen as metrics.
+"""Measurements (``gpudb measure``) as ``measured`` runs for the sources' writer
+(gpudb.sources.write): the GPU, kernel and experiment rows they belong to, one run per
+repetition with its energy and the clocks seen as metrics.
 """
 
 from __future__ import annotations
@@ -16,16 +16,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from gpudb.sources.measure_plan import Gpu
-from gpudb.sources.measure_sampling import Measurement
-from gpudb.store.db import GpudbError, atomic, first_row
-from gpudb.store.runs import (
-    ensure_experiment,
-    experiment_id,
-    insert_metrics,
-    insert_missing,
-    insert_runs,
-)
+from gpudb.sources.nvml.plan import Gpu
+from gpudb.sources.nvml.sampling import Measurement
+from gpudb.sources.write import Batch, Part, write
+from gpudb.store.db import GpudbError, first_row
+from gpudb.store.runs import experiment_id
 
 
 def gpu_id_of(name: str) -> str:
@@ -95,25 +90,23 @@ def store(con: duckdb.DuckDBPyConnection, measurements: Sequence[Measurement], t
     rows = [_run_row(m, target, gpu, exp_id, command_hash) for m in measurements]
     core, mem = gpu.default_clocks()
     supported = gpu.supported_clocks()
-    with atomic(con):
-        ensure_experiment(con, target.experiment, "measured with gpudb measure (NVML)")
-        if insert_missing(con, "gpu", pa.Table.from_pylist([{
-                "gpu_id": target.gpu_id, "name": gpu.name, "n_sm": target.n_sm,
-                "nominal_core_mhz": core, "nominal_mem_mhz": mem,
-                "config": json.dumps({"nvml_name": gpu.name, "uuid": gpu.uuid})}])):
-            pstates = sorted({("core", float(c)) for cs in supported.values() for c in cs}
-                             | {("mem", float(m)) for m in supported})
-            insert_missing(con, "pstate", pa.table({
-                "gpu_id": [target.gpu_id] * len(pstates), "domain": [d for d, _ in pstates],
-                "freq_mhz": [f for _, f in pstates]}))
-        insert_missing(con, "kernel", pa.Table.from_pylist([{
+    pstates = sorted({("core", float(c)) for cs in supported.values() for c in cs}
+                     | {("mem", float(m)) for m in supported})
+    added = write(con, Batch(target.experiment, "measured with gpudb measure (NVML)", [Part(
+        gpu=pa.Table.from_pylist([{
+            "gpu_id": target.gpu_id, "name": gpu.name, "n_sm": target.n_sm,
+            "nominal_core_mhz": core, "nominal_mem_mhz": mem,
+            "config": json.dumps({"nvml_name": gpu.name, "uuid": gpu.uuid})}]),
+        gpu_pstates=pa.table({
+            "gpu_id": [target.gpu_id] * len(pstates), "domain": [d for d, _ in pstates],
+            "freq_mhz": [f for _, f in pstates]}),
+        kernels=pa.Table.from_pylist([{
             "kernel_id": f"{target.suite}/{target.kernel}", "name": target.kernel,
             "suite": target.suite, "description": f"measured: {shlex.join(command)}",
-            "spec": json.dumps({"command": list(command)})}]))
-        added = insert_runs(con, pa.Table.from_pylist([r for r, _ in rows])).runs
-        insert_metrics(con, pa.Table.from_pylist([x for _, ms in rows for x in ms]),
-                       skip_stored=False)
-    return added
+            "spec": json.dumps({"command": list(command)})}]),
+        runs=pa.Table.from_pylist([r for r, _ in rows]),
+        metrics=pa.Table.from_pylist([x for _, ms in rows for x in ms]))]))
+    return added[0].runs
 
 
 def kernel_name(command: Sequence[str]) -> str:

@@ -1,6 +1,6 @@
 """The expression sandbox of ingest: a mapping's [inputs] and [columns] expressions evaluated
 over a file's columns on a separate in-memory DuckDB connection with external access off and
-its configuration locked (see :mod:`gpudb.sources.ingest`, "Model inputs").
+its configuration locked (see :mod:`gpudb.sources.tabular.ingest`, "Model inputs").
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpudb.sources.ingest_read import ROW, IngestError, bad_number
-from gpudb.sources.mapping import Derived, Mapping
+from gpudb.sources.tabular.read import ROW, IngestError, bad_number
+from gpudb.sources.tabular.mapping import Derived, Mapping
 from gpudb.store.db import first_row
 
 # Bounds of a mapping expression (issue 31): DuckDB's memory limit and interrupt do not reach
@@ -90,9 +90,9 @@ _MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
 
 
 class Expressions:
-    """Evaluates :class:`gpudb.sources.mapping.Derived` values (a column or a DuckDB SQL expression)
-    over one data file, on its own in-memory DuckDB connection with external access disabled
-    and the configuration locked (module docstring). Use as a context manager.
+    """Evaluates :class:`gpudb.sources.tabular.mapping.Derived` values (a column or a DuckDB SQL
+    expression) over one data file, on its own in-memory DuckDB connection with external access
+    disabled and the configuration locked (module docstring). Use as a context manager.
 
     The file's columns form the table ``data`` under their own names (a column is DOUBLE when
     every non-empty cell is a finite number or it is numeric in Parquet, else as read);

@@ -10,9 +10,10 @@ import click
 
 from gpudb.cli.common import (
     Context,
+    echo_compiling,
+    echo_swept,
     number_list,
     seed_list,
-    echo,
     friendly_errors,
     refuse_unasked_simulation,
     run_progress,
@@ -85,21 +86,3 @@ def simulate(obj: Context, gpu: str, suite: str, **grid) -> None:
     with run_progress("simulating", rate=True) as progress, db.unbounded():
         summary = run_sweep(obj.path, gpu, suite, progress=progress, **grid)
     echo_swept(obj, summary)
-
-
-def echo_compiling() -> None:
-    """Before a sweep: the simulator's compilation, where it has not been compiled yet."""
-    from sim._jit_cache import cache_root, compiled
-
-    if compiled() is False:
-        # the first run after an install compiles the simulator before any run can finish:
-        # without this line a log shows "simulating" and nothing else for a minute or more
-        echo("compiling the simulator (numba, once per installed version: about 40 s of "
-             f"one core, minutes on a busy machine; kept in {cache_root()})", err=True)
-
-
-def echo_swept(obj: Context, summary: dict) -> None:
-    """After a sweep: what it simulated and what it found already done."""
-    echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
-         f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
-         f"{summary['seconds']:.1f} s")

@@ -57,6 +57,8 @@ class Predictor:
     times the UDF view against. order: its place in tables (the papers' models first).
     union: whether the ``prediction`` view takes its view's rows as they are (False for Wu et
     al.'s, which 50_prediction.sql adds with the current-model filter).
+    needs: what it needs stored before it predicts and the command that stores it ('a model:
+    gpudb train wu'), said when it has no predictions; None: only the runs' counters.
     """
     name: str
     title: str
@@ -71,6 +73,7 @@ class Predictor:
     paper_000_mape_pct: float | None = None
     paper_000_edp_saving_pct: float | None = None
     union: bool = True
+    needs: str | None = None
 
     def __post_init__(self):
         # the name is written into SQL (its view, its columns in the side-by-side views)

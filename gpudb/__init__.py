@@ -4,13 +4,24 @@
 SQL into DataFrames, ingest, sweeps, evaluations and figures, each as the CLI does them.
 Underneath, every code path opens a database through :func:`connect` (DuckDB) or
 :func:`engine` (SQLAlchemy); both migrate the file when writable and register the Python UDFs.
+
+The package root, imported before any gpudb module, wires the layers that contribute SQL
+functions to the store's one hook (gpudb.store.udfs.provide): the predictors' formulas (the
+lowest layer, which imports no store) and the control layer's ``guard_replay``
+(gpudb.control.guard adds itself when imported).
 """
 
 __version__ = "0.3.0"
 
-from gpudb.api import Database, open  # noqa: E402, A004
+from gpudb import predictors as _predictors  # noqa: E402
 from gpudb.store import tables  # noqa: E402  (README: `from gpudb import tables`)
+from gpudb.store import udfs as _sql_functions  # noqa: E402
 from gpudb.store.db import GpudbError, connect  # noqa: E402
 from gpudb.store.engine import engine  # noqa: E402
+
+_sql_functions.provide(_predictors.udfs)
+from gpudb.control import guard as _control_functions  # noqa: E402, F401  (guard_replay)
+
+from gpudb.api import Database, open  # noqa: E402, A004  (after the wiring above)
 
 __all__ = ["Database", "GpudbError", "__version__", "connect", "engine", "open", "tables"]

@@ -79,7 +79,13 @@ predicted AS (
            p.predicted_ns
     FROM outcome AS b
     JOIN outcome AS t ON t.gpu_id = b.gpu_id AND t.kernel_id = b.kernel_id AND t.idx = b.idx
-    JOIN prediction AS p  -- a replay reads pred_<predictor> here (control/results.py)
+    -- the predictor's own view pred_<predictor> (the oracle predicts nothing: no row of any
+    -- view matches it, so the default's serves): the rows view prediction has for it
+    -- (50_prediction.sql joins each row to its run and left-joins the actual time, which
+    -- neither adds nor drops one), planned without the union of every predictor (83 -> 27
+    -- ms a replay of a two-kernel database; a demo runs ~110)
+    JOIN query_table('pred_' || coalesce(nullif(CAST(:predictor AS TEXT), 'oracle'), 'crisp'))
+        AS p
       ON p.run_id = b.run_id AND p.granularity = 'interval' AND p.sample_idx = b.idx
      AND p.target_core_mhz = t.core_mhz
     WHERE p.predictor = coalesce(CAST(:predictor AS TEXT), 'crisp')

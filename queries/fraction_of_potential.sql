@@ -25,16 +25,16 @@
                :scope         'run' (default: the run's energy, board power included) or
                               'chip' (without it, papers 000 and 004's scope): the energy the
                               policies minimised and the savings are counted in */
-WITH scope AS (
+-- MATERIALIZED: a scope other than run or chip is refused even where no result matches
+WITH scope AS MATERIALIZED (
     SELECT CASE WHEN coalesce(CAST(:scope AS TEXT), 'run') IN ('run', 'chip')
                 THEN coalesce(CAST(:scope AS TEXT), 'run')
                 ELSE error('scope must be run or chip, got ' || CAST(:scope AS TEXT)) END AS name
 ),
 results AS (
-    -- energy_j in the scope asked for (schema/0011_chip_energy.sql)
-    SELECT * REPLACE (CASE WHEN energy_scope = 'chip' THEN chip_energy_j ELSE energy_j END
-                      AS energy_j)
-    FROM control_result
+    -- each result beside its baseline, energies in the scope asked for
+    SELECT *
+    FROM control_vs_baseline
     WHERE energy_scope = (SELECT name FROM scope)
       AND objective = coalesce(CAST(:objective AS TEXT), 'edp')
       AND max_loss_pct = coalesce(CAST(:max_loss_pct AS DOUBLE), 1.0)
@@ -42,13 +42,6 @@ results AS (
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
       AND (CAST(:seed AS BIGINT) IS NULL OR seed = CAST(:seed AS BIGINT))
-),
-baseline AS (
-    -- always the highest P-state (view control_baseline), in the same scope
-    SELECT gpu_id, kernel_id, seed, time_ns,
-           CASE WHEN (SELECT name FROM scope) = 'chip' THEN chip_energy_j
-                ELSE energy_j END AS energy_j
-    FROM control_baseline
 ),
 metric AS (
     SELECT
@@ -59,12 +52,11 @@ metric AS (
             ELSE r.energy_j
         END AS value,
         CASE r.objective
-            WHEN 'edp' THEN b.energy_j * b.time_ns
-            WHEN 'ed2p' THEN b.energy_j * b.time_ns * b.time_ns
-            ELSE b.energy_j
+            WHEN 'edp' THEN r.baseline_energy_j * r.baseline_time_ns
+            WHEN 'ed2p' THEN r.baseline_energy_j * r.baseline_time_ns * r.baseline_time_ns
+            ELSE r.baseline_energy_j
         END AS baseline
     FROM results AS r
-    JOIN baseline AS b USING (gpu_id, kernel_id, seed)
 ),
 -- per kernel, each bound's saving beside the policy's
 saved AS (

@@ -1,6 +1,7 @@
 /* Per kernel, each predictor's mean absolute percentage error over all target core P-states
    (paper 000 figure 9), from the base core MHz; Wu et al.'s model counts only kernels it
-   was not trained on. One column per registered predictor (gpudb/predictors), <name>_pct.
+   was not trained on. One column per registered predictor (gpudb/predictors), <name>_pct,
+   from view core_scaling_error_by_predictor's pred_<name>_ape.
    Parameters: :granularity  'run' (default) or 'interval'
                :base_mhz  base core MHz (default: each GPU's highest core P-state)
                :gpu_id    one GPU (default: every GPU)
@@ -17,8 +18,8 @@ WITH wu_pick AS (
            END AS model_id
 ),
 scored AS (
-    SELECT gpu_id, kernel_id, predictor, ape
-    FROM core_scaling_error
+    SELECT gpu_id, kernel_id, COLUMNS('^pred_\w+_ape$')
+    FROM core_scaling_error_by_predictor
     WHERE granularity = coalesce(CAST(:granularity AS TEXT), 'run')
       AND base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), top_core_mhz)
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
@@ -31,7 +32,7 @@ SELECT
     s.gpu_id,
     s.kernel_id,
     any_value(k.category) AS category,
-    avg(ape) FILTER (WHERE predictor = '{predictor}') AS {predictor}_pct
+    avg(COLUMNS('^pred_(\w+)_ape$')) AS '\1_pct'
 FROM scored AS s
 JOIN kernel AS k USING (kernel_id)
 GROUP BY s.gpu_id, s.kernel_id

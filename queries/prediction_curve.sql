@@ -1,6 +1,7 @@
 /* Predicted against actual whole-run time over the target core MHz for one kernel (paper 000
    figure 10), from the base core MHz at the base run's memory clock and SM count; times in
-   ns. One column per registered predictor (gpudb/predictors), <name>_ns; Wu et al.'s is each
+   ns. One column per registered predictor (gpudb/predictors), <name>_ns (view
+   prediction_by_predictor's pred_<name>_ns); Wu et al.'s is each
    GPU's latest model's, as in view prediction (kernels it was trained on included).
    Parameters: :kernel_id  the kernel (default: every kernel)
                :base_mhz   base core MHz (default: each GPU's highest core P-state)
@@ -11,8 +12,8 @@ SELECT
     p.base_mem_mhz,
     p.target_core_mhz,
     any_value(p.actual_ns) AS actual_ns,
-    any_value(p.predicted_ns) FILTER (WHERE p.predictor = '{predictor}') AS {predictor}_ns
-FROM prediction AS p
+    any_value(COLUMNS('^pred_(\w+)_ns$')) AS '\1_ns'
+FROM prediction_by_predictor AS p
 JOIN gpu_top_core AS t USING (gpu_id)
 WHERE p.granularity = 'run'
   AND p.base_core_mhz = coalesce(CAST(:base_mhz AS DOUBLE), t.top_core_mhz)

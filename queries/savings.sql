@@ -15,16 +15,16 @@
                               'chip' (without it, papers 000 and 004's scope): the energy the
                               policies minimised and the savings are counted in
    Shown first: edp_saving_pct, energy_saving_pct, time_change_pct */
-WITH scope AS (
+-- MATERIALIZED: a scope other than run or chip is refused even where no result matches
+WITH scope AS MATERIALIZED (
     SELECT CASE WHEN coalesce(CAST(:scope AS TEXT), 'run') IN ('run', 'chip')
                 THEN coalesce(CAST(:scope AS TEXT), 'run')
                 ELSE error('scope must be run or chip, got ' || CAST(:scope AS TEXT)) END AS name
 ),
 results AS (
-    -- energy_j in the scope asked for (schema/0011_chip_energy.sql)
-    SELECT * REPLACE (CASE WHEN energy_scope = 'chip' THEN chip_energy_j ELSE energy_j END
-                      AS energy_j)
-    FROM control_result
+    -- each result beside its baseline, energies in the scope asked for
+    SELECT *
+    FROM control_vs_baseline
     WHERE energy_scope = (SELECT name FROM scope)
       AND objective = coalesce(CAST(:objective AS TEXT), 'edp')
       AND max_loss_pct = coalesce(CAST(:max_loss_pct AS DOUBLE), 1.0)
@@ -32,13 +32,6 @@ results AS (
       AND (CAST(:gpu_id AS TEXT) IS NULL OR gpu_id = CAST(:gpu_id AS TEXT))
       AND (CAST(:suite AS TEXT) IS NULL OR kernel_id LIKE CAST(:suite AS TEXT) || '/%')
       AND (CAST(:seed AS BIGINT) IS NULL OR seed = CAST(:seed AS BIGINT))
-),
-baseline AS (
-    -- always the highest P-state (view control_baseline), in the same scope
-    SELECT gpu_id, kernel_id, seed, time_ns,
-           CASE WHEN (SELECT name FROM scope) = 'chip' THEN chip_energy_j
-                ELSE energy_j END AS energy_j
-    FROM control_baseline
 )
 SELECT
     r.gpu_id,
@@ -53,13 +46,14 @@ SELECT
     r.energy_j,
     r.energy_j * r.time_ns * 1e-9 AS edp_j_s,
     r.energy_j * (r.time_ns * 1e-9) * (r.time_ns * 1e-9) AS ed2p_j_s2,
-    100.0 * (r.time_ns / b.time_ns - 1.0) AS time_change_pct,
-    100.0 * (1.0 - r.energy_j / b.energy_j) AS energy_saving_pct,
-    100.0 * (1.0 - (r.energy_j * r.time_ns) / (b.energy_j * b.time_ns)) AS edp_saving_pct,
+    100.0 * (r.time_ns / r.baseline_time_ns - 1.0) AS time_change_pct,
+    100.0 * (1.0 - r.energy_j / r.baseline_energy_j) AS energy_saving_pct,
+    100.0 * (1.0 - (r.energy_j * r.time_ns)
+                   / (r.baseline_energy_j * r.baseline_time_ns)) AS edp_saving_pct,
     100.0 * (1.0 - (r.energy_j * r.time_ns * r.time_ns)
-                   / (b.energy_j * b.time_ns * b.time_ns)) AS ed2p_saving_pct,
+                   / (r.baseline_energy_j * r.baseline_time_ns
+                      * r.baseline_time_ns)) AS ed2p_saving_pct,
     r.seed
 FROM results AS r
-JOIN baseline AS b USING (gpu_id, kernel_id, seed)
 JOIN kernel AS k USING (kernel_id)
 ORDER BY r.gpu_id, r.kernel_id, r.policy, r.predictor, r.guard, r.seed;

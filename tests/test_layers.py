@@ -20,6 +20,10 @@ The layers, lowest first (a module may import its own folder and any lower layer
   api          gpudb.open() and Database (gpudb/api/), and the package's facade
   cli          the command line; the only importer of click, imported by nothing
 
+The package root counts as the API (its facade, below the CLI), and also wires the layers that contribute
+SQL functions to the store's hook (gpudb.store.udfs.provide): it alone may import those
+modules (WIRING), the store never does.
+
 Imports under ``if TYPE_CHECKING:`` are annotations only (never run) and are left out; so
 is ``from gpudb import __version__``, which the package's ``__init__`` sets before it
 imports anything.
@@ -39,6 +43,8 @@ RANK = {"predictors": 1, "store": 2, "sources": 3, "simulate": 3, "train": 4, "c
 # what the package's facade (gpudb/__init__.py: open, Database, connect, engine, GpudbError,
 # tables) is: it exports the API, so a lower layer imports gpudb.store.db, not ``gpudb``
 FACADE = "api"
+# the modules contributing SQL functions, which the package root imports to wire them
+WIRING = ("gpudb.predictors", "gpudb.control.guard")
 NEVER_SIMULATE = ("analysis", "present")
 SIMULATING = ("gpudb.simulate", "gpudb.store.runs", "sim.model", "sim.sweep")
 
@@ -141,6 +147,8 @@ def _violations(imports: tuple[Import, ...] | None = None) -> list[str]:
             broken.append(f"{imp}: {src} never simulates or writes runs")
         if src == "predictors" and _ours(imp.target) and dst != "predictors":
             broken.append(f"{imp}: predictors import only predictors (they open no connection)")
+        if imp.source == "gpudb" and imp.target in WIRING:
+            continue
         if src and dst and src != dst and RANK[dst] >= RANK[src]:
             broken.append(f"{imp}: {src} (layer {RANK[src]}) imports {dst} (layer {RANK[dst]}),"
                           " not a lower layer")
@@ -198,6 +206,7 @@ def test_the_checks_see_what_they_check():
     found = {(i.source, i.target) for i in _imports()}
     assert ("gpudb", "gpudb.store.db") in found
     assert ("gpudb", "gpudb.api") in found
+    assert ("gpudb", "gpudb.control.guard") in found                    # the wiring
     assert ("gpudb.cli.common", "click") in found
     assert ("gpudb.train.calibrate", "gpudb.simulate.sweep") in found   # inside calibrate()
     assert ("gpudb.store.runs", "sim.model") not in found               # TYPE_CHECKING only

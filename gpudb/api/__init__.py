@@ -15,6 +15,7 @@ of a ``with`` block): open a file another process writes with ``read_only=True``
 
 from __future__ import annotations
 
+import contextlib
 import html
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -75,6 +76,18 @@ class Database:
         if self.con is None:
             raise GpudbError(f"{self.path} is closed: gpudb.open it again")
         return self.con
+
+    @contextlib.contextmanager
+    def _released(self):
+        """The connection closed for a workflow that opens the file itself (read-only where
+        it only reads: DuckDB takes one read_only setting per file and process), and opened
+        again after it; a relation from :meth:`sql` made before does not outlive it."""
+        self._open()
+        self.close()
+        try:
+            yield
+        finally:
+            self.con = db.connect(self.path, read_only=self.read_only)
 
     def _writable(self, what: str) -> duckdb.DuckDBPyConnection:
         refuse_read_only(self.read_only, what)
@@ -271,21 +284,24 @@ class Database:
         gpudb.workflows.evaluate.accuracy's options), paper 000 Tables 3-4's layout."""
         from gpudb.workflows import evaluate
 
-        return evaluate.accuracy(self.path, read_only=self.read_only, **options)
+        with self._released():
+            return evaluate.accuracy(self.path, read_only=self.read_only, **options)
 
     def evaluate_control(self, **options) -> Tables:
         """``gpudb evaluate control``: the DVFS controllers' savings against the best static
         setting and the dynamic optimal (gpudb.workflows.evaluate.control's options)."""
         from gpudb.workflows import evaluate
 
-        return evaluate.control(self.path, read_only=self.read_only, **options)
+        with self._released():
+            return evaluate.control(self.path, read_only=self.read_only, **options)
 
     def evaluate_equalizer(self, **options) -> Tables:
         """``gpudb evaluate equalizer``: Equalizer's modes against the papers' (paper 001;
         gpudb.workflows.evaluate.equalizer's options)."""
         from gpudb.workflows import evaluate
 
-        return evaluate.equalizer(self.path, read_only=self.read_only, **options)
+        with self._released():
+            return evaluate.equalizer(self.path, read_only=self.read_only, **options)
 
     # -- figures ----------------------------------------------------------------------------
 

@@ -140,7 +140,7 @@ def bench_ingest(rows: int = 1_000_000, metrics: int = 4, seed: int = 0,
 _PLAIN_SQL = {p.name: p.plain_sql for p in registry() if p.plain_sql is not None}
 
 
-# The columns every pred_<name> view has before predicted_ns (schema/views/40_pred_<name>.sql);
+# The columns every pred_<name> view has before predicted_ns (gpudb.predictors.Predictor.view_sql);
 # bench_predict checks the plain-SQL views give the same sums as the stored ones.
 _PRED_COLUMNS = """'{name}' AS predictor, granularity, run_id, kernel_id, gpu_id, sample_idx,
     core_mhz AS base_core_mhz, mem_mhz AS base_mem_mhz, n_sm AS base_n_sm,

@@ -13,5 +13,4 @@ from gpudb.cli import (  # noqa: F401 - each registers its commands on the root 
     sources,
     train,
 )
-from gpudb.cli.evaluate import folds_used  # noqa: F401
 from gpudb.cli.main import cli, main  # noqa: F401

@@ -14,6 +14,7 @@ import click
 import duckdb
 
 from gpudb.api import Database
+from gpudb.control.energy import OBJECTIVES
 from gpudb.present.output import (
     FORMATS,
     error_line,
@@ -372,6 +373,22 @@ def seeds_option(command):
              "pooled.")(command)
 
 
+def evaluation_options(command):
+    """--gpu and --suite of the commands that evaluate what the database holds."""
+    command = click.option(
+        "--suite", default=None,
+        help="Kernel suite (simulated GPUs: a shipped name or a suite file, default "
+             "'default'; measured GPUs: a suite name, default every kernel).")(command)
+    return click.option(
+        "--gpu", default="gtx480", show_default=True, callback=gpu_name,
+        help="GPU: a gpu_id in the database or a shipped simulator configuration; give it "
+             "when the database holds measured runs.")(command)
+
+
+# the objectives a DVFS controller minimises, as a choice (gpudb.control.energy names them)
+OBJECTIVE_CHOICE = click.Choice(list(OBJECTIVES))
+
+
 _LOG_EVERY_S = 5.0   # seconds between progress lines when stderr is not a terminal
 
 
@@ -433,14 +450,24 @@ def run_progress(label: str, rate: bool = False, unit: str = "runs",
         yield progress
     except RunsInterrupted as stop:
         close()
-        import signal
-
-        echo(f"interrupted ({signal.Signals(stop.signum).name}): "
-             f"{stop.summary['runs_added']} runs written and kept; "
-             "run the same command again to resume", err=True)
-        sys.exit(128 + stop.signum)
+        exit_interrupted(stop)
     finally:
         close()
+
+
+@contextlib.contextmanager
+def click_bar(label: str):
+    """A ``progress(done, total)`` callback drawing click's bar on stderr, opened at the first
+    report (once the work has been planned) and closed with the block."""
+    with contextlib.ExitStack() as stack:
+        bars = []
+
+        def progress(done, total):
+            if not bars:
+                bars.append(stack.enter_context(click.progressbar(
+                    length=total, label=label, file=sys.stderr, show_pos=True)))
+            bars[0].update(done - bars[0].pos)
+        yield progress
 
 
 def _rate(state) -> str:
@@ -448,3 +475,97 @@ def _rate(state) -> str:
     return f"{state['instructions'] / max(elapsed, 1e-9) / 1e6:.1f} M warp instr/s"
 
 
+def exit_interrupted(stop) -> None:
+    """A simulation stopped by a signal (gpudb.simulate.runner.RunsInterrupted): what it kept,
+    and exit 128 + the signal's number."""
+    import signal
+
+    echo(f"interrupted ({signal.Signals(stop.signum).name}): "
+         f"{stop.summary['runs_added']} runs written and kept; "
+         "run the same command again to resume", err=True)
+    sys.exit(128 + stop.signum)
+
+
+# a workflow step's unit and whether its bar shows the simulation rate (run_progress)
+_STEP_UNIT = {"replaying": "steps"}
+_RATE_STEPS = frozenset({"simulating"})
+
+
+def echo_compiling() -> None:
+    """Before a sweep: the simulator's compilation, where it has not been compiled yet."""
+    from sim._jit_cache import cache_root, compiled
+
+    if compiled() is False:
+        # the first run after an install compiles the simulator before any run can finish:
+        # without this line a log shows "simulating" and nothing else for a minute or more
+        echo("compiling the simulator (numba, once per installed version: about 40 s of "
+             f"one core, minutes on a busy machine; kept in {cache_root()})", err=True)
+
+
+def echo_swept(obj: Context, summary: dict) -> None:
+    """After a sweep: what it simulated and what it found already done."""
+    echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
+         f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
+         f"{summary['seconds']:.1f} s")
+
+
+@contextlib.contextmanager
+def workflow_progress(obj: Context, fmt: str = "table"):
+    """A workflow's ``progress`` callback (gpudb.workflows.evaluate's protocol) on stderr: a
+    :func:`run_progress` bar per counted step, opened at its first report; before a
+    simulation its notice and the compiler's; after a sweep its summary line; notices in the
+    human formats only."""
+    from gpudb.present.output import HUMAN_FORMATS
+    from gpudb.simulate.runner import RunsInterrupted
+
+    with contextlib.ExitStack() as bars:
+        opened: dict = {}
+
+        def progress(step: str, *args) -> None:
+            if step in ("sweeping", "swept", "notice"):
+                bars.close()   # a line of its own, after the bars before it
+                opened.clear()
+            if step == "sweeping":
+                if args[0]:
+                    echo(args[0], err=True)
+                echo_compiling()
+            elif step == "swept":
+                echo_swept(obj, args[0])
+            elif step == "notice":
+                if fmt in HUMAN_FORMATS:
+                    echo(args[0], err=True)
+            else:
+                if step not in opened:
+                    opened[step] = bars.enter_context(run_progress(
+                        step, rate=step in _RATE_STEPS, unit=_STEP_UNIT.get(step, "runs")))
+                opened[step](*args)
+
+        try:
+            yield progress
+        except RunsInterrupted as stop:   # stopped before any bar opened
+            bars.close()
+            exit_interrupted(stop)
+
+
+def print_tables(tables, fmt: str, named: bool = True, notes: str = "human") -> None:
+    """A workflow's gpudb.store.result.Tables: in the human formats its notes, then each table
+    under its caption and over its footnote; in the others the tables alone, by name (bare
+    when not ``named``: a command of one table). ``notes`` 'always': the notes in every
+    format, on stderr in the machine-read ones (a trained model's id)."""
+    from gpudb.present.output import HUMAN_FORMATS
+
+    human = fmt in HUMAN_FORMATS
+    if human or notes == "always":
+        for note in tables.notes:
+            echo(note, err=not human)
+    for name, table in tables.items():
+        if human and tables.captions.get(name):
+            echo(tables.captions[name])
+        output_rows(table.columns, table.rows, fmt, name if named else None)
+        if human and tables.footnotes.get(name):
+            echo(tables.footnotes[name])
+
+
+def name_list(text: str | None) -> list[str] | None:
+    """'a, b,c' as ['a', 'b', 'c'] (None for none given)."""
+    return [n.strip() for n in text.split(",") if n.strip()] if text else None

@@ -4,13 +4,12 @@ runs.
 
 from __future__ import annotations
 
-import contextlib
-import sys
-
 import click
 
 from gpudb.cli.common import (
+    OBJECTIVE_CHOICE,
     Context,
+    click_bar,
     friendly_errors,
     output_rows,
     refuse_unasked_simulation,
@@ -19,9 +18,6 @@ from gpudb.cli.common import (
 )
 from gpudb.cli.main import cli
 from gpudb.predictors import names as predictor_names
-
-OBJECTIVE_CHOICE = click.Choice(["edp", "ed2p", "energy", "energy_perf"])
-
 
 GUARD_CHOICE = click.Choice(["guarded", "paper"])
 
@@ -69,23 +65,14 @@ def control(obj: Context, predictor, guard_name, objective, max_loss_pct, gpu, s
         gpudb control --predictor crisp_gpudb --objective energy --scope chip
     """
     from gpudb.control.guard import GUARDS
-    from gpudb.control.kinds.predictor import run_closed_loop
+    from gpudb.control.runner import run
 
     refuse_unasked_simulation(obj)
-    with contextlib.ExitStack() as stack:
-        bars = []
-
-        def progress(done, total):
-            # opened at the first report, once the suite and kernels have been found
-            if not bars:
-                bars.append(stack.enter_context(click.progressbar(
-                    length=total, label="controlling", file=sys.stderr, show_pos=True)))
-            bars[0].update(done - bars[0].pos)
-        rows = run_closed_loop(obj.path, gpu, suite, list(kernels) or None, predictor,
-                               objective, max_loss_pct,
-                               interval_instructions=interval_instructions,
-                               progress=progress, guard=GUARDS[guard_name], seed=seed,
-                               scope=energy_scope)
+    with click_bar("controlling") as progress:
+        rows = run(obj.path, "predictor", gpu, suite, list(kernels) or None, seed=seed,
+                   progress=progress, predictor=predictor, objective=objective,
+                   max_loss_pct=max_loss_pct, interval_instructions=interval_instructions,
+                   guard=GUARDS[guard_name], scope=energy_scope)
     output_rows(["kernel_id", "time_ns", "energy_j", "run_id"],
                 [(r["kernel_id"], r["time_ns"], r["energy_j"], r["run_id"]) for r in rows],
                 "table")

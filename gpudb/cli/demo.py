@@ -9,14 +9,16 @@ import textwrap
 
 import click
 
-from gpudb.cli.common import Context, echo, friendly_errors, output_rows, run_progress, writes
-from gpudb.cli.evaluate import (
-    scope_with_sweep,
-    step_bar,
-    suite_label,
+from gpudb.cli.common import (
+    Context,
+    echo,
     evaluation_options,
-    print_accuracy,
-    print_control,
+    friendly_errors,
+    output_rows,
+    print_tables,
+    refuse_unasked_simulation,
+    workflow_progress,
+    writes,
 )
 from gpudb.cli.main import cli
 from gpudb.store import db
@@ -37,31 +39,32 @@ def demo(obj: Context, gpu, suite):
 
         gpudb demo            # into ./gpudb.duckdb; gpudb --db other.duckdb demo
     """
-    scope = scope_with_sweep(obj, gpu, suite, do_sweep=True)
+    from gpudb.workflows.demo import demo_results, measured_demo
+    from gpudb.workflows.evaluate import evaluation_scope, suite_label
+
+    refuse_unasked_simulation(obj, evaluates=True)
+    with workflow_progress(obj) as progress:
+        scope = evaluation_scope(obj.path, gpu, suite, read_only=obj.read_only,
+                                 progress=progress)
     echo(f"gpudb demo: {suite_label(scope)} on {scope.gpu} into {obj.path}"
          + (" (synthetic kernels)" if scope.simulated else ""))
+    with workflow_progress(obj) as progress:
+        results = (demo_results if scope.simulated else measured_demo)(
+            obj.path, scope, read_only=obj.read_only, progress=progress)
     if scope.simulated:
-        _readable_demo(obj, scope)
+        _readable_demo(results)
     else:
-        print_accuracy(obj, scope, None, "run", "table")
-        print_control(obj, scope, ["edp"], 1.0, "table")
-    hints = _demo_hints(obj, scope, gpu, suite)
-    # the hints leave out --db: one export line instead keeps each within the demo's width
-    export = ("" if obj.path == db.DEFAULT_DB
-              else f" (first: export GPUDB_DB={shlex.quote(str(obj.path))})")
-    echo(f"\nnext{export}:\n" + "\n".join(textwrap.indent(h, "  ") for h in hints))
+        for tables in results:
+            print_tables(tables, "table")
+    _echo_next(obj, scope, gpu, suite)
 
 
-def _readable_demo(obj: Context, scope) -> None:
+def _readable_demo(results) -> None:
     """The simulated GPU's accuracy and savings as short tables beside paper 000's figures
     with a verdict, the figures in gpudb-figures/ next to the database, and a closing
     paragraph (gpudb.present.demo)."""
     from gpudb.present import demo
-    from gpudb.workflows.demo import demo_results
 
-    with run_progress("dynamic optimal runs") as runs, step_bar("replaying") as replay:
-        results = demo_results(obj.path, scope, read_only=obj.read_only, run_progress=runs,
-                               replay_progress=replay)
     accuracy, savings, objectives = results.accuracy, results.savings, results.objectives
     length, figures, written = results.length, results.figures, results.written
 
@@ -102,6 +105,15 @@ def _readable_demo(obj: Context, scope) -> None:
 
 
 DEMO_WIDTH = 100   # the demo's lines and tables fit this many columns
+
+
+def _echo_next(obj: Context, scope, gpu: str, suite: str | None) -> None:
+    """The demo's closing lines: the commands to try next (:func:`_demo_hints`)."""
+    hints = _demo_hints(obj, scope, gpu, suite)
+    # the hints leave out --db: one export line instead keeps each within the demo's width
+    export = ("" if obj.path == db.DEFAULT_DB
+              else f" (first: export GPUDB_DB={shlex.quote(str(obj.path))})")
+    echo(f"\nnext{export}:\n" + "\n".join(textwrap.indent(h, "  ") for h in hints))
 
 
 def _demo_hints(obj: Context, scope, gpu: str, suite: str | None) -> list[str]:

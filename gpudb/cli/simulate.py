@@ -10,7 +10,8 @@ import click
 
 from gpudb.cli.common import (
     Context,
-    echo,
+    echo_compiling,
+    echo_swept,
     friendly_errors,
     number_list,
     refuse_unasked_simulation,
@@ -76,21 +77,3 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
                                  seeds=seeds or [0], jobs=jobs, scheduler=scheduler,
                                  experiment=experiment, progress=progress)
     echo_swept(obj, summary)
-
-
-def echo_compiling() -> None:
-    """Before a sweep: the simulator's compilation, where it has not been compiled yet."""
-    from sim._jit_cache import cache_root, compiled
-
-    if compiled() is False:
-        # the first run after an install compiles the simulator before any run can finish:
-        # without this line a log shows "simulating" and nothing else for a minute or more
-        echo("compiling the simulator (numba, once per installed version: about 40 s of "
-             f"one core, minutes on a busy machine; kept in {cache_root()})", err=True)
-
-
-def echo_swept(obj: Context, summary: dict) -> None:
-    """After a sweep: what it simulated and what it found already done."""
-    echo(f"{summary['runs_added']} runs simulated, {summary['runs_skipped']} already in "
-         f"{obj.path}; {summary['instructions'] / 1e6:.1f} M warp instructions in "
-         f"{summary['seconds']:.1f} s")

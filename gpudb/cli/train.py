@@ -8,18 +8,16 @@ import click
 from gpudb.cli.common import (
     Context,
     Setting,
-    gpu_name,
-    echo,
     friendly_errors,
+    gpu_name,
+    name_list,
     output_options,
-    output_rows,
-    run_progress,
+    print_tables,
+    workflow_progress,
     writes,
 )
 from gpudb.cli.main import cli
 from gpudb.present.output import HUMAN_FORMATS
-from gpudb.store import db
-from gpudb.store.db import GpudbError
 
 
 @cli.group()
@@ -85,29 +83,12 @@ def wu(obj: Context, gpu_id, base, train_fraction, seed, clusters, features, no_
 
         gpudb --db lab.duckdb query mape_by_kernel -p model_id 8d0f952dfd8712c0
     """
-    db.doing("training Wu's model")
-    from gpudb.train import wu_model
+    from gpudb.workflows.train import wu as train_wu
 
-    names = [f.strip() for f in features.split(",") if f.strip()] if features else None
-    with obj.connection() as con:
-        if base == "all":
-            columns, rows = wu_model.train_many(
-                con, gpu_id, cluster_counts=(clusters,), train_fraction=train_fraction,
-                seed=seed, features=names, power=not no_power, suite=suite,
-                kernels=list(kernels) or None)
-            if rows:  # the last one trained is the GPU's default from now on
-                echo(f"latest model_id {rows[-1][columns.index('model_id')]} (the "
-                     "default of view prediction and the accuracy queries)",
-                     err=fmt not in HUMAN_FORMATS)
-        else:
-            report = wu_model.train_wu(
-                con, gpu_id, base=base, train_fraction=train_fraction,
-                seed=seed, clusters=clusters, features=names, power=not no_power, suite=suite,
-                kernels=list(kernels) or None)
-            columns, rows = wu_model.validation_table(con, report.model_id)
-            echo(f"model_id {report.model_id}", err=fmt not in HUMAN_FORMATS)
-            echo(report.summary(), err=fmt not in HUMAN_FORMATS)
-    output_rows(columns, rows, fmt)
+    print_tables(train_wu(obj.path, gpu=gpu_id, base=base, train_fraction=train_fraction,
+                          seed=seed, clusters=clusters, features=name_list(features),
+                          power=not no_power, suite=suite, kernels=list(kernels) or None),
+                 fmt, named=False, notes="always")
 
 
 @train.command()
@@ -135,20 +116,10 @@ def wangchu(obj: Context, gpu_id, base, suite, kernels, fmt):
 
         gpudb --db lab.duckdb train wangchu --gpu gtx1080ti --base 1800,5000
     """
-    db.doing("fitting Wang & Chu's model")
-    from gpudb.train import wangchu_fit
-    from gpudb.train.calibrate import UNITS
+    from gpudb.workflows.train import wangchu as train_wangchu
 
-    core, mem = base
-    with obj.connection() as con:
-        calibration_id, result = wangchu_fit.train(con, gpu_id, core, mem, suite,
-                                                   list(kernels) or None)
-    echo(f"calibration_id {calibration_id} (method least_squares): RMS time error "
-         f"{result.rms_error_pct:.2f}% over {result.n_rows} (kernel, setting) pairs",
-         err=fmt not in HUMAN_FORMATS)
-    output_rows(["parameter", "value", "unit", "identified"],
-                [(k, v, UNITS[k], result.identified[k])
-                 for k, v in result.params.items()], fmt)
+    print_tables(train_wangchu(obj.path, gpu=gpu_id, base=base, suite=suite,
+                               kernels=list(kernels) or None), fmt, named=False, notes="always")
 
 
 @cli.command()
@@ -186,43 +157,14 @@ def calibrate(obj: Context, gpu, from_file, baseline, seed, jobs, fmt):
 
         gpudb --db lab.duckdb calibrate --gpu v100 --from-file v100-cal.toml
     """
-    from gpudb.train import calibrate as cal
+    from gpudb.workflows.train import calibrate as calibrate_gpu
 
-    if from_file:
-        if baseline:
-            raise GpudbError("--baseline applies to a simulated calibration, not --from-file")
-        with obj.connection() as con:
-            report = cal.calibrate_from_file(con, gpu, from_file)
-        summary = f"from {from_file}"
-    else:
-        from sim.config import available
-
-        if gpu not in available("gpus"):
-            raise GpudbError(f"{gpu!r} is not a simulator GPU ({', '.join(available('gpus'))}); "
-                             "a measured GPU's parameters come from a file: --from-file "
-                             "cal.toml")
-        report = _calibrate_simulated(obj, gpu, baseline, seed, jobs)
-        summary = (f"{report.runs_added} runs simulated, {report.runs_reused} reused; baseline "
-                   f"{report.baseline[0]:g}/{report.baseline[1]:g} MHz")
-    echo(f"calibration_id {report.calibration_id} ({report.gpu_id}, {report.method}; "
-         f"{summary}; {report.seconds:.1f} s)", err=fmt not in HUMAN_FORMATS)
-    output_rows(*report.table(), fmt)
-    if report.method == "microbenchmark" and fmt in HUMAN_FORMATS:
-        with obj.connection(read_only=True) as con:
-            columns, rows = cal.eq4_points(con, report.gpu_id)
-        echo("\neq. 4, DRAM latency against core_f/mem_f: each pointer-chase run, the "
-             "fitted line and paper 003's GTX 980 line (core cycles):")
-        output_rows(columns, rows, fmt)
-
-
-def _calibrate_simulated(obj: Context, gpu: str, baseline, seed: int, jobs: int):
-    """gpudb.train.calibrate.calibrate with a progress bar; Ctrl-C (SIGTERM, SIGHUP) keeps the runs
-    that finished and exits 130 (143, 129), as `gpudb sweep` does."""
-    from gpudb.train.calibrate import calibrate as run_calibration
-
-    with run_progress("calibrating") as progress:
-        return run_calibration(obj.path, gpu, baseline=baseline, seed=seed, jobs=jobs,
-                               progress=progress)
+    with workflow_progress(obj, fmt) as progress:
+        tables = calibrate_gpu(obj.path, gpu=gpu, from_file=from_file, baseline=baseline,
+                               seed=seed, jobs=jobs, progress=progress)
+    if fmt not in HUMAN_FORMATS:
+        tables.pop("eq4", None)   # a second bare table would not parse
+    print_tables(tables, fmt, named=False, notes="always")
 
 
 @cli.command("clone")
@@ -259,26 +201,10 @@ def clone_command(obj: Context, gpu_id, model, base_mhz, base_mem_mhz, kernels, 
         gpudb --db lab.duckdb clone --gpu gtx1080ti -o clones.toml
         gpudb --db lab.duckdb sweep --gpu gtx1080ti-sim --suite clones.toml
     """
-    from pathlib import Path
+    from gpudb.workflows.train import clone
 
-    from gpudb.workflows.simulator import make_clones, target
-    from sim.config import load_suite
-
-    t = target(obj.path, gpu_id, model, base_mhz, base_mem_mhz)
-    path = Path(output or f"clone-{gpu_id}.toml")
-    with run_progress("calibrating clones") as progress:
-        text, clones = make_clones(obj.path, t, list(kernels) or None, jobs=jobs,
-                                   progress=progress,
-                                   command=f"gpudb --db {obj.path} clone --gpu {gpu_id}")
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    load_suite(tmp)   # what is written loads back
-    tmp.replace(path)
-    rows = [(c.profile.kernel_id, c.name, c.profile.m("executed_ipc"), c.base_ipc_sim,
-             c.dependence, c.fp64_share, "; ".join(c.notes)) for c in clones]
-    output_rows(["kernel_id", "clone", "executed_ipc", "simulated_ipc", "dependence",
-                 "fp64_conversion_share", "note"], rows, fmt)
-    if fmt in HUMAN_FORMATS:
-        echo(f"wrote {len(clones)} clones to {path} (suite {load_suite(path).name}); sweep "
-             f"them with: gpudb --db {obj.path} evaluate simulator --gpu {gpu_id} --suite "
-             f"{path}")
+    with workflow_progress(obj, fmt) as progress:
+        tables = clone(obj.path, gpu=gpu_id, model=model, base_mhz=base_mhz,
+                       base_mem_mhz=base_mem_mhz, kernels=list(kernels) or None,
+                       output=output, jobs=jobs, progress=progress)
+    print_tables(tables, fmt, named=False)

@@ -21,7 +21,7 @@ from gpudb.control.offline import (
     with_scopes,
 )
 from gpudb.predictors import names
-from gpudb.store.db import GpudbError, atomic, first_row
+from gpudb.store.db import atomic, first_row
 from gpudb.store.queries import get_query
 
 # The predictors a replay can use: every registered predictor with a per-interval formula,
@@ -41,7 +41,6 @@ def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,
         "predictor": predictor, "objective": objective, "max_loss_pct": str(max_loss_pct),
         "gpu_id": gpu_id, "suite": suite, "scope": scope, **guard_params(guard),
         "seed": None if seed is None else str(seed)})
-    sql = _reading_one_predictor(sql, predictor)
     return first_row(con.execute(f"""
         INSERT OR REPLACE INTO control_result BY NAME
         SELECT gpu_id, kernel_id, seed, 'replay' AS policy,
@@ -54,23 +53,6 @@ def replay(con: duckdb.DuckDBPyConnection, predictor: str, objective: str,
                list(core_mhz ORDER BY idx) AS settings, now() AS created_at
         FROM ({sql.rstrip().rstrip(";")}) AS replayed
         GROUP BY gpu_id, kernel_id, seed""", {**params, "guard_stored": guard.name}))[0]
-
-
-_PREDICTIONS = "JOIN prediction AS p"
-
-
-def _reading_one_predictor(sql: str, predictor: str) -> str:
-    """controller_replay.sql with its join of view ``prediction`` reading the predictor's own
-    view ``pred_<name>`` instead: the same rows (50_prediction.sql joins each predictor's
-    rows to their run and left-joins the actual times, which neither adds nor drops a row;
-    the query keeps only ``predictor``'s), planned without the union of every predictor:
-    83 -> 27 ms a replay of a two-kernel database, a demo runs 110. The oracle reads no
-    prediction (no row matches predictor 'oracle'), so any one predictor's view serves."""
-    if sql.count(_PREDICTIONS) != 1:
-        raise GpudbError("controller_replay.sql no longer joins view prediction once as p")
-    replayable = names(replayable=True)
-    view = f"pred_{predictor if predictor in replayable else replayable[0]}"
-    return sql.replace(_PREDICTIONS, f"JOIN {view} AS p")
 
 
 def offline(con: duckdb.DuckDBPyConnection, objective: str, max_loss_pct: float = 1.0,

@@ -1,26 +1,30 @@
 """DVFS runtime predictors and their registry.
 
 Each predictor is one module here declaring ``PREDICTOR = Predictor(...)``: its name, paper
-section, the ``sample`` columns it reads, its numpy formula, what it predicts across, and the
-papers' figures for it. Its SQL view is ``schema/views/40_pred_<name>.sql``. The UDF
-registration (gpudb.store.udfs), the ``prediction`` view (gpudb.store.db fills its union from here),
-accuracy tables, trace replay, the closed loop, the CLI's choices and the benchmarks read the
-registry, so adding a predictor is adding its module and its view file. Modules may also
-declare ``UDFS``, the SQL functions they contribute; formula-only modules (linear) declare no
-predictor, nor do the DVFS controller's energy model and decision step (dvfs_energy,
-dvfs_step: pure functions of predictions whose SQL function, guard_replay, the store
-registers with the others).
+section, the ``sample`` columns it reads, its numpy formula and the SQL function computing it,
+what it predicts across, and the papers' figures for it. A predictor with a formula gets its
+SQL view ``pred_<name>`` made from that declaration (:attr:`Predictor.view_sql`, created by
+gpudb.store.db with gpudb's other views); one predicting from elsewhere (Wang & Chu's, Wu et
+al.'s) has its view file ``schema/views/4N_pred_<name>.sql``. The views, the ``prediction``
+view's union, accuracy tables, trace replay, the closed loop, the CLI's choices and the
+benchmarks read the registry, so adding a formula predictor is adding its module. Modules may
+also declare ``UDFS``, the SQL functions they contribute (:func:`udfs`, which the package root
+hands the store's hook, gpudb.store.udfs); formula-only modules (linear) declare no predictor.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+
+
+_IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -47,10 +51,14 @@ class Predictor:
     granularity: the samples it predicts ('interval', 'run'); domains: the clock domains and
     resources it predicts across ('core'; 'mem' and 'sm' for Wu et al.'s model). A predictor
     without a formula (a learned model evaluated in SQL) is not replayed by controllers.
+    sql_function: the SQL function (one of :func:`udfs`) computing ``formula`` in the view
+    made from this declaration, called with ``inputs`` and the base and target core MHz.
     plain_sql: the formula in plain SQL over prediction_input, the reference `gpudb bench`
     times the UDF view against. order: its place in tables (the papers' models first).
     union: whether the ``prediction`` view takes its view's rows as they are (False for Wu et
     al.'s, which 50_prediction.sql adds with the current-model filter).
+    needs: what it needs stored before it predicts and the command that stores it ('a model:
+    gpudb train wu'), said when it has no predictions; None: only the runs' counters.
     """
     name: str
     title: str
@@ -58,16 +66,46 @@ class Predictor:
     order: int
     inputs: tuple[str, ...] = ()
     formula: Callable[..., np.ndarray] | None = None
+    sql_function: str | None = None
     granularity: tuple[str, ...] = ("interval", "run")
     domains: tuple[str, ...] = ("core",)
     plain_sql: str | None = None
     paper_000_mape_pct: float | None = None
     paper_000_edp_saving_pct: float | None = None
     union: bool = True
+    needs: str | None = None
+
+    def __post_init__(self):
+        # the name is written into SQL (its view, its columns in the side-by-side views)
+        if not _IDENTIFIER.match(self.name):
+            raise ValueError(f"predictor name {self.name!r} is not a plain SQL identifier")
 
     @property
     def view(self) -> str:
         return f"pred_{self.name}"
+
+    @property
+    def view_sql(self) -> str | None:
+        """The view ``pred_<name>``, made from this declaration (None for a predictor without
+        a formula, whose view is a file): ``sql_function`` over each sample of
+        prediction_input and target core P-state, with the columns every pred_<name> view
+        has (50_prediction.sql unions them)."""
+        if self.formula is None:
+            return None
+        if self.sql_function is None:
+            raise ValueError(f"predictor {self.name} has a formula but no sql_function")
+        for name in (self.sql_function, *self.inputs):
+            if not _IDENTIFIER.match(name):
+                raise ValueError(f"predictor {self.name}: {name!r} is not a plain SQL name")
+        args = ", ".join((*self.inputs, "core_mhz", "target_core_mhz"))
+        return f"""CREATE OR REPLACE VIEW {self.view} AS
+SELECT '{self.name}' AS predictor, granularity, run_id, kernel_id, gpu_id, sample_idx,
+       core_mhz AS base_core_mhz, mem_mhz AS base_mem_mhz, n_sm AS base_n_sm,
+       ctas_per_sm AS base_ctas_per_sm, interval_instructions,
+       target_core_mhz, mem_mhz AS target_mem_mhz, n_sm AS target_n_sm,
+       {self.sql_function}({args}) AS predicted_ns
+FROM prediction_input;
+"""
 
     @property
     def replayable(self) -> bool:

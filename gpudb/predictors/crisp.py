@@ -71,5 +71,6 @@ def crisp_sql(lcp: str, lcp_comp: str) -> str:
 PREDICTOR = Predictor(
     name="crisp", title="CRISP", paper="paper 000 eq. 3-5 (section 3), section 5.2", order=60,
     inputs=("t_ns", "crisp_lcp_ns", "crisp_lcp_comp_ns", "crisp_store_stall_ns"),
-    formula=predict_crisp, plain_sql=crisp_sql("crisp_lcp_ns", "crisp_lcp_comp_ns"),
+    formula=predict_crisp, sql_function="predict_crisp",
+    plain_sql=crisp_sql("crisp_lcp_ns", "crisp_lcp_comp_ns"),
     paper_000_mape_pct=4.0, paper_000_edp_saving_pct=10.7)

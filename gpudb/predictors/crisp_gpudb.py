@@ -99,4 +99,5 @@ PREDICTOR = Predictor(
     paper="paper 000 eq. 3-5 on issue-slot counters; gpudb's upward form (README)", order=80,
     inputs=("t_ns", "crisp_slot_lcp_ns", "crisp_slot_load_stall_ns",
             "crisp_slot_store_stall_ns", "memory_min_ns"),
-    formula=predict_crisp_gpudb, plain_sql=crisp_gpudb_sql("crisp_slot_lcp_ns"))
+    formula=predict_crisp_gpudb, sql_function="predict_crisp_gpudb",
+    plain_sql=crisp_gpudb_sql("crisp_slot_lcp_ns"))

@@ -12,5 +12,5 @@ PREDICTOR = Predictor(
     order=90,
     inputs=("t_ns", "crispl_slot_lcp_ns", "crisp_slot_load_stall_ns",
             "crisp_slot_store_stall_ns", "memory_min_ns"),
-    formula=predict_crisp_gpudb,
+    formula=predict_crisp_gpudb, sql_function="predict_crisp_gpudb",
     plain_sql=crisp_gpudb_sql("crispl_slot_lcp_ns"))

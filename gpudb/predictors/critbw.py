@@ -41,5 +41,6 @@ UDFS = (Udf("predict_critbw", _predict_critbw_udf, ("DOUBLE",) * 6, "DOUBLE",
 PREDICTOR = Predictor(
     name="critbw", title="CRIT+BW", paper="paper 004 eq. 2 (section 3.2)", order=50,
     inputs=("t_ns", "crit_ns", "prefetch_stall_ns", "dram_min_ns"), formula=predict_critbw,
+    sql_function="predict_critbw",
     plain_sql="""greatest(dram_min_ns, (t_ns - crit_ns - prefetch_stall_ns)
                           * core_mhz / target_core_mhz + crit_ns)""")

@@ -8,6 +8,6 @@ from gpudb.predictors.linear import linear_sql, predict_linear
 
 PREDICTOR = Predictor(
     name="lead", title="LEAD", paper="paper 000 section 2", order=20,
-    inputs=("t_ns", "lead_ns"), formula=predict_linear,
+    inputs=("t_ns", "lead_ns"), formula=predict_linear, sql_function="predict_linear",
     plain_sql=linear_sql("lead_ns"),
     paper_000_mape_pct=11.0, paper_000_edp_saving_pct=6.16)

@@ -41,9 +41,16 @@ def _predict_linear_udf(t_ns, mem_ns, base_mhz, target_mhz):
                                    as_float64(base_mhz), as_float64(target_mhz)))
 
 
+def _predict_proportional_udf(t_ns, base_mhz, target_mhz):
+    return pa.array(proportional(as_float64(t_ns), as_float64(base_mhz), as_float64(target_mhz)))
+
+
 UDFS = (Udf("predict_linear", _predict_linear_udf, ("DOUBLE",) * 4, "DOUBLE",
             "predict_linear(t_ns, mem_ns, base_mhz, target_mhz): STALL/LEAD/MISS/CRIT runtime "
-            "(ns), paper 000 eq. 2"),)
+            "(ns), paper 000 eq. 2"),
+        Udf("predict_proportional", _predict_proportional_udf, ("DOUBLE",) * 3, "DOUBLE",
+            "predict_proportional(t_ns, base_mhz, target_mhz): the proportional runtime (ns), "
+            "paper 000 eq. 2 with no memory part"))
 
 
 def linear_sql(mem: str) -> str:

@@ -8,5 +8,5 @@ from gpudb.predictors.linear import linear_sql, predict_linear
 
 PREDICTOR = Predictor(
     name="miss", title="MISS", paper="paper 000 section 2", order=30,
-    inputs=("t_ns", "miss_ns"), formula=predict_linear,
+    inputs=("t_ns", "miss_ns"), formula=predict_linear, sql_function="predict_linear",
     plain_sql=linear_sql("miss_ns"))

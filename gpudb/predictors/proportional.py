@@ -9,5 +9,5 @@ from gpudb.predictors.linear import proportional
 PREDICTOR = Predictor(
     name="proportional", title="proportional",
     paper="naive reference: all time scales with 1/f", order=0,
-    inputs=("t_ns",), formula=proportional,
+    inputs=("t_ns",), formula=proportional, sql_function="predict_proportional",
     plain_sql="t_ns * core_mhz / target_core_mhz")

@@ -8,6 +8,6 @@ from gpudb.predictors.linear import linear_sql, predict_linear
 
 PREDICTOR = Predictor(
     name="stall", title="STALL", paper="paper 000 section 2", order=10,
-    inputs=("t_ns", "stall_ns"), formula=predict_linear,
+    inputs=("t_ns", "stall_ns"), formula=predict_linear, sql_function="predict_linear",
     plain_sql=linear_sql("stall_ns"),
     paper_000_mape_pct=35.0, paper_000_edp_saving_pct=0.0)

@@ -63,4 +63,5 @@ UDFS = (
 PREDICTOR = Predictor(
     name="wangchu", title="Wang & Chu",
     paper="paper 003 eq. 4-21 (sections IV-V), parameters by microbenchmarks (Table IV)",
-    order=95, granularity=("run",), domains=("core", "mem"))
+    order=95, granularity=("run",), domains=("core", "mem"),
+    needs="a calibration: gpudb calibrate (--from-file for a measured GPU)")

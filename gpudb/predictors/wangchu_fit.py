@@ -12,4 +12,5 @@ from gpudb.predictors import Predictor
 PREDICTOR = Predictor(
     name="wangchu_fit", title="Wang & Chu, fitted",
     paper="paper 003 eq. 4-21, anchored, parameters fitted by least squares (gpudb)",
-    order=97, granularity=("run",), domains=("core", "mem"))
+    order=97, granularity=("run",), domains=("core", "mem"),
+    needs="a fit: gpudb train wangchu")

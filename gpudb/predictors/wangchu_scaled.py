@@ -11,4 +11,5 @@ from gpudb.predictors import Predictor
 PREDICTOR = Predictor(
     name="wangchu_scaled", title="Wang & Chu, anchored",
     paper="paper 003 eq. 4-21 as a ratio from the measured base time (gpudb)",
-    order=96, granularity=("run",), domains=("core", "mem"))
+    order=96, granularity=("run",), domains=("core", "mem"),
+    needs="a calibration like wangchu")

@@ -204,4 +204,5 @@ UDFS = (Udf("predict_wu", predict_wu_arrow, ("DOUBLE", "DOUBLE[]", "DOUBLE[]"), 
 # controller could call between intervals.
 PREDICTOR = Predictor(
     name="wu", title="Wu et al.", paper="paper 002 eq. 1, sections III-B to III-D", order=100,
-    granularity=("run",), domains=("sm", "core", "mem"), union=False)
+    granularity=("run",), domains=("sm", "core", "mem"), union=False,
+    needs="a model: gpudb train wu")

@@ -352,14 +352,12 @@ class Summary:
     paragraph: str
 
 
-OBJECTIVES = ("edp", "ed2p", "energy", "energy_perf")
-
-
 def summary(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
             seed: int | None) -> Summary:
     """The demo's tables and paragraph from what the database holds (the stored predictions
     and control results of one seed: nothing is simulated or replayed here)."""
     from gpudb.analysis.evaluate import accuracy_tables, control_table
+    from gpudb.control.energy import OBJECTIVES
 
     per_predictor, _ = accuracy_tables(con, gpu, suite, None, "run", seed)
     by_objective = {o: control_table(con, gpu, suite, o, 1.0, "chip", seed) for o in OBJECTIVES}

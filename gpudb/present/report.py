@@ -254,6 +254,7 @@ def summaries(con: duckdb.DuckDBPyConnection) -> list:
     """The demo's summary (gpudb.present.demo.summary) of each simulated GPU and suite with control
     results in the chip's energy for every objective the demo evaluates, on its lowest seed
     (a measured GPU's demo prints other tables: `gpudb evaluate accuracy` and `control`)."""
+    from gpudb.control.energy import OBJECTIVES
     from gpudb.present import demo
     from sim.config import available
 
@@ -261,7 +262,7 @@ def summaries(con: duckdb.DuckDBPyConnection) -> list:
         SELECT gpu_id, split_part(kernel_id, '/', 1) AS suite, min(seed)
         FROM control_result WHERE energy_scope = 'chip' AND kernel_id LIKE '%/%'
         GROUP BY ALL HAVING count(DISTINCT objective) = ? ORDER BY ALL""",
-                        [len(demo.OBJECTIVES)]).fetchall()
+                        [len(OBJECTIVES)]).fetchall()
     simulated = set(available("gpus"))
     return [demo.summary(con, gpu, suite, seed) for gpu, suite, seed in found
             if gpu in simulated]

@@ -250,24 +250,55 @@ def view_files() -> list[Path]:
     return sorted(resource_dir("schema").joinpath("views").glob("*.sql"))
 
 
-def view_sql(path: Path) -> str:
-    """A view file's SQL, with the prediction view's union of the registered predictors'
-    views (gpudb.predictors) filled in."""
+def view_definitions() -> list[tuple[str, str]]:
+    """(key, SQL) of gpudb's views, in the order they are created (by key): the files of
+    schema/views/ (key: the file's name) and the views made from the predictors'
+    declarations (gpudb.predictors), keyed as their files would be: each formula
+    predictor's ``pred_<name>`` (:attr:`Predictor.view_sql`), ``analytic_prediction``, the
+    union of every predictor view that 50_prediction.sql takes as it is (each Predictor's
+    ``union``), and ``prediction_by_predictor`` and ``core_scaling_error_by_predictor``, a
+    column per predictor (:func:`_by_predictor`). SQL is built from declared names, never
+    by editing a file."""
     from gpudb.predictors import registry
 
-    text = path.read_text()
-    if "{analytic_predictions}" in text:
-        union = "\n    UNION ALL ".join(f"SELECT * FROM {p.view}" for p in registry()
-                                         if p.union)
-        text = text.replace("{analytic_predictions}", union)
-    return text
+    views = {path.name: path.read_text() for path in view_files()}
+    made = {f"40_pred_{p.name}.sql": p.view_sql for p in registry() if p.view_sql}
+    union = "\nUNION ALL ".join(f"SELECT * FROM {p.view}" for p in registry() if p.union)
+    made["49_analytic_prediction.sql"] = (
+        "CREATE OR REPLACE VIEW analytic_prediction AS\n"
+        f"{union};\n")
+    made["50_prediction_by_predictor.sql"] = _by_predictor(
+        "prediction", "predicted_ns", "ns", "Predicted times side by side")
+    made["55_core_scaling_error_by_predictor.sql"] = _by_predictor(
+        "core_scaling_error", "ape", "ape", "Accuracy side by side")
+    both = sorted(set(views) & set(made))
+    if both:
+        raise GpudbError(f"schema/views/{both[0]} is also made from the predictors' "
+                         "declarations: remove the file")
+    return sorted({**views, **made}.items())
 
 
-def _views_digest(files: list[Path]) -> str:
+def _by_predictor(view: str, value: str, suffix: str, what: str) -> str:
+    """A view of ``view`` with a column ``pred_<name>_<suffix>`` per registered predictor, in
+    table order: ``value`` on that predictor's rows, NULL on the others'. A stored query
+    reads it with ``COLUMNS('^pred_(\\w+)_<suffix>$')`` for a column per predictor, so a new
+    predictor gets its column without an edit of the query."""
+    from gpudb.predictors import registry
+
+    columns = ",\n       ".join(
+        f"CASE WHEN predictor = '{p.name}' THEN {value} END AS pred_{p.name}_{suffix}"
+        for p in registry())
+    return (f"-- {what}: view {view} with a column pred_<name>_{suffix} per registered\n"
+            f"-- predictor, its {value} on that predictor's rows and NULL on the others'\n"
+            f"CREATE OR REPLACE VIEW {view}_by_predictor AS\n"
+            f"SELECT *,\n       {columns}\nFROM {view};\n")
+
+
+def _views_digest(views: list[tuple[str, str]]) -> str:
     digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.name.encode())
-        digest.update(view_sql(path).encode())
+    for key, sql in views:
+        digest.update(key.encode())
+        digest.update(sql.encode())
     return digest.hexdigest()
 
 
@@ -409,10 +440,10 @@ def _apply_views(con: duckdb.DuckDBPyConnection, read_only: bool) -> None:
     own under gpudb's names), a writable open rewrites them all in one transaction, and a
     read-only one gets gpudb's as TEMP views, which come first in DuckDB's search path, so
     the file's answer nothing on this connection."""
-    files = view_files()
-    sqls = [view_sql(path) for path in files]
+    views = view_definitions()
+    sqls = [sql for _key, sql in views]
     names = [_view_name(sql).lower() for sql in sqls]
-    digest = _views_digest(files)
+    digest = _views_digest(views)
     own = trust.file_catalog(con)
     stored = _stored_views(con, own)
     canonical = _CANONICAL.get(digest)

@@ -10,10 +10,11 @@ value is an error naming them (rather than a query that silently matches nothing
 A line ``Shown first: a, b`` in the description names the columns a terminal too narrow for
 every column keeps after those identifying a row (``gpudb query``).
 
-A line holding ``{predictor}`` is a column per registered predictor (gpudb.predictors, in table
-order): it is written once for each, with the predictor's name in place of ``{predictor}``
-and the copies joined by commas, so a new predictor gets its column in every such query
-without an edit.
+A column per registered predictor (gpudb.predictors, in table order) comes from the views
+with one (``prediction_by_predictor``, ``core_scaling_error_by_predictor``, made from the
+registry by gpudb.store.db), read with ``COLUMNS('^pred_(\\w+)_ns$') AS '\\1_ns'``: a new
+predictor gets its column in every such query without an edit, and no query's text is
+edited at run time.
 """
 
 from __future__ import annotations
@@ -34,12 +35,10 @@ from gpudb.store.resources import resource_dir
 _TOKENS = re.compile(r"""('(?:[^']|'')*')|(--[^\n]*)|(/\*.*?\*/)|(::)|:([A-Za-z_][A-Za-z0-9_]*)""",
                      re.S)
 _DESCRIPTION = re.compile(r"^\s*/\*(.*?)\*/", re.S)
-_PER_PREDICTOR = "{predictor}"
 # A parameter documented with its values: ":name  'a' (default), 'b' or 'c'" (one line).
 _VALUE = r"'[^'\n]*'(?:[ \t]*\(default\))?"
 _CHOICES = re.compile(
     rf":([A-Za-z_][A-Za-z0-9_]*)[ \t]+({_VALUE}(?:[ \t]*,?[ \t]*(?:or[ \t]+)?{_VALUE})+)")
-_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 # "Shown first: a, b, c" in the description: the columns a narrow terminal keeps first
 _FIRST = re.compile(r"Shown first:\s*((?:[a-z][a-z0-9_]*\s*,\s*)*[a-z][a-z0-9_]*)")
 
@@ -97,27 +96,8 @@ def relation_rows(rel: duckdb.DuckDBPyRelation | None) -> tuple[list[str], list[
     return columns, rel.fetchall()
 
 
-def _per_predictor(sql: str) -> str:
-    """The query with each line holding {predictor} written once per registered predictor."""
-    if _PER_PREDICTOR not in sql:
-        return sql
-    from gpudb.predictors import names
-
-    odd = [n for n in names() if not _NAME.match(n)]
-    if odd:
-        raise GpudbError(f"predictor name {odd[0]!r} is not a plain SQL identifier")
-    lines = []
-    for line in sql.split("\n"):
-        if _PER_PREDICTOR in line:
-            line = line.rstrip()
-            template, comma = (line[:-1], ",") if line.endswith(",") else (line, "")
-            line = ",\n".join(template.replace(_PER_PREDICTOR, n) for n in names()) + comma
-        lines.append(line)
-    return "\n".join(lines)
-
-
 def _parse(path: Path) -> StoredQuery:
-    sql = _per_predictor(path.read_text())
+    sql = path.read_text()
     described = _DESCRIPTION.match(sql)
     description = " ".join(described.group(1).split()) if described else ""
     params: list[str] = []

@@ -72,14 +72,25 @@ def _need(module: str) -> None:
 class Tables(dict):
     """Named result tables in the order they are read (an evaluation's several tables),
     with ``notes``: the lines a reader needs beside them (what was left out and why, the
-    papers' figures' provenance), as the CLI prints them under the tables."""
+    papers' figures' provenance), as the CLI prints them before the tables; ``captions``: what
+    a table shows, printed above it; ``footnotes``: how to read it (a verdict's rule),
+    printed below it (both by table name, text that may span lines)."""
 
-    def __init__(self, tables=(), notes: list[str] | None = None):
+    def __init__(self, tables=(), notes: list[str] | None = None,
+                 captions: dict[str, str] | None = None,
+                 footnotes: dict[str, str] | None = None):
         super().__init__(tables)
         self.notes: list[str] = list(notes or [])
+        self.captions: dict[str, str] = dict(captions or {})
+        self.footnotes: dict[str, str] = dict(footnotes or {})
 
     def _repr_html_(self) -> str:
-        parts = [f"<h4>{html.escape(name)}</h4>{table._repr_html_()}"
-                 for name, table in self.items()]
-        parts += [f"<p>{html.escape(note)}</p>" for note in self.notes]
+        def text(lines: str | None) -> str:
+            return "".join(f"<p>{html.escape(line)}</p>"
+                           for line in (lines or "").splitlines() if line.strip())
+
+        parts = [f"<p>{html.escape(note)}</p>" for note in self.notes]
+        parts += [f"<h4>{html.escape(name)}</h4>{text(self.captions.get(name))}"
+                  f"{table._repr_html_()}{text(self.footnotes.get(name))}"
+                  for name, table in self.items()]
         return "".join(parts)

@@ -367,7 +367,7 @@ def read_regular(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
 def _system_names() -> frozenset[str]:
     """Lower-cased names of DuckDB's own functions, operators and catalog views (those of
     this DuckDB build, read once from a scratch database), and gpudb's UDFs."""
-    from gpudb.predictors import udfs as gpudb_udfs
+    from gpudb.store.udfs import functions as gpudb_udfs
 
     scratch = duckdb.connect(config=dict(locked_down()))
     try:
@@ -527,7 +527,7 @@ def refuse_altered_tables(con: duckdb.DuckDBPyConnection, target: str,
 
 
 def _is_udf(name: str) -> bool:
-    from gpudb.predictors import udfs as gpudb_udfs
+    from gpudb.store.udfs import functions as gpudb_udfs
 
     return name.lower() in {udf.name.lower() for udf in gpudb_udfs()}
 

@@ -5,18 +5,25 @@ then the short tables beside paper 000's figures and the figures next to the dat
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpudb.analysis.evaluate import Scope, Table
+from gpudb.control.energy import OBJECTIVES
 from gpudb.store import db
 from gpudb.store.base import refuse_read_only
 from gpudb.store.db import GpudbError
-from gpudb.workflows.evaluate import counted_steps
+from gpudb.store.result import Tables
+from gpudb.workflows.evaluate import (
+    Progress,
+    control_savings,
+    counted_steps,
+    predictor_accuracy,
+    steps_of,
+)
 
 # the objectives besides EDP, replayed in the chip's energy scope (paper 000's)
-OTHER_OBJECTIVES = ["ed2p", "energy", "energy_perf"]
+OTHER_OBJECTIVES = [objective for objective in OBJECTIVES if objective != "edp"]
 
 
 @dataclass
@@ -31,13 +38,13 @@ class DemoResults:
 
 
 def demo_results(path: str, scope: Scope, *, read_only: bool,
-                 run_progress: Callable[..., None] | None = None,
-                 replay_progress: Callable[[int, int], None] | None = None) -> DemoResults:
+                 progress: Progress | None = None) -> DemoResults:
     """The simulated GPU's accuracy and savings of one seed (the lowest: the demo sweeps
-    seed 0): the EDP schedule run in the closed loop (``run_progress(done, total)``), the
-    replay of every objective (``replay_progress(step, steps)``; EDP in both energy scopes,
-    the figures count the run's, the others in the chip's), the tables in the chip's scope
-    (paper 000's), and the figures written to gpudb-figures/ beside the database."""
+    seed 0): the EDP schedule run in the closed loop ("dynamic optimal runs"), the replay of
+    every objective ("replaying"; EDP in both energy scopes, the figures count the run's, the
+    others in the chip's), the tables in the chip's scope (paper 000's), and the figures
+    written to gpudb-figures/ beside the database. ``progress``: gpudb.workflows.evaluate's
+    protocol."""
     from gpudb.analysis.evaluate import accuracy_tables, control_table, interval_seeds
     from gpudb.control import schedule_run
     from gpudb.control.results import REPLAY_PREDICTORS
@@ -51,10 +58,10 @@ def demo_results(path: str, scope: Scope, *, read_only: bool,
         refuse_read_only(read_only, "gpudb demo (into control_result)")
         # the achievable bound of the savings table: the EDP schedule run in the closed loop
         schedule_run.simulate(con, ["edp"], 1.0, scope.gpu, scope.suite, ("chip",),
-                              progress=run_progress, seeds=[seed],
-                              workers=os.cpu_count() or 1)
+                              progress=steps_of(progress, "dynamic optimal runs"),
+                              seeds=[seed], workers=os.cpu_count() or 1)
         steps = (2 + len(OTHER_OBJECTIVES)) * (2 * len(REPLAY_PREDICTORS) + 1)
-        step = counted_steps(replay_progress, steps)
+        step = counted_steps(steps_of(progress, "replaying"), steps)
         evaluate_policies(con, REPLAY_PREDICTORS, ["edp"], 1.0, scope.gpu, scope.suite,
                           progress=step, scopes=("chip", "run"), seeds=[seed])
         evaluate_policies(con, REPLAY_PREDICTORS, OTHER_OBJECTIVES, 1.0, scope.gpu,
@@ -79,6 +86,16 @@ def demo_results(path: str, scope: Scope, *, read_only: bool,
                        demo.savings_summary(by_objective["edp"]),
                        demo.objectives_summary(by_objective), length, figures, written,
                        skipped)
+
+
+def measured_demo(path: str, scope: Scope, *, read_only: bool,
+                  progress: Progress | None = None) -> list[Tables]:
+    """The demo on a measured GPU: evaluate accuracy's tables of paper 000 from the highest
+    core clock (whole runs), then evaluate control's EDP savings (1% slowdown bound for
+    energy_perf, unused here), in print order."""
+    return [predictor_accuracy(path, scope, None, "run"),
+            control_savings(path, scope, ["edp"], 1.0, read_only=read_only,
+                            progress=progress)]
 
 
 def hint_inputs(path: str, scope: Scope) -> tuple[str | None, float]:

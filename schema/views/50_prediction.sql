@@ -6,15 +6,13 @@
 -- al.'s model (45_pred_wu.sql) predicts whole runs at every setting of its grid, SM count
 -- and memory clock included. One row per predictor, sample and target setting.
 CREATE OR REPLACE VIEW prediction AS
-WITH analytic AS (
-    -- gpudb.db writes here "SELECT * FROM pred_<name>" for every registered predictor
-    -- (gpudb/predictors) but Wu et al.'s, joined by UNION ALL
-    {analytic_predictions}
-),
+-- analytic_prediction: the union of every registered predictor's view but Wu et al.'s
+-- (gpudb.store.db.view_definitions makes it from gpudb/predictors' declarations).
+WITH
 -- in_training: whether the sample's kernel trained the model (Wu et al.); NULL for the
 -- analytic predictors, which learn nothing.
 predicted AS (
-    SELECT *, CAST(NULL AS BOOLEAN) AS in_training FROM analytic
+    SELECT *, CAST(NULL AS BOOLEAN) AS in_training FROM analytic_prediction
     UNION ALL SELECT * EXCLUDE (model_id, predicted_power_w) FROM pred_wu
         WHERE model_id IN (SELECT model_id FROM wu_model_current)  -- each GPU's latest model
 ),

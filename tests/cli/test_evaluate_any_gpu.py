@@ -136,7 +136,7 @@ def test_a_clock_or_suite_the_runs_lack_is_one_line_not_empty_tables(tiny_db):
 
 def test_the_folds_caption_says_the_folds_used():
     """--folds 40 on 15 kernels said '(40 folds by kernel)' and used 15 (issue 30)."""
-    from gpudb.cli import folds_used
+    from gpudb.workflows.evaluate import folds_used
 
     assert folds_used(40, 15) == "15 folds by kernel, one per kernel: --folds 40 asked for more"
     assert folds_used(5, 15) == "5 folds by kernel"

@@ -368,22 +368,27 @@ def _closed_loop_settings(con, predictor, objective, guard, scope) -> dict[str, 
 
 
 def test_a_replay_reads_its_predictors_view_with_the_prediction_views_rows(sim_db):
-    # replay() joins pred_<name> where the stored query (as `gpudb query controller_replay`
-    # runs it) joins view prediction: every row of every replayable predictor and the
-    # oracle is the same (the energy scope does not touch the join: the chip's, the demo's)
+    # controller_replay.sql reads the predictor's own view pred_<name> (query_table, by the
+    # parameter): every row of every replayable predictor and the oracle is the one the
+    # query reading view prediction has (the energy scope does not touch the join: the
+    # chip's, the demo's)
+    import re
+
     from gpudb.control.guard import guard_params
-    from gpudb.control.results import REPLAY_PREDICTORS, _reading_one_predictor
+    from gpudb.control.results import REPLAY_PREDICTORS
     from gpudb.store.queries import get_query
 
+    own = re.compile(r"JOIN query_table\('pred_' \|\| [^\n]*\n\s*AS p")
     con = gpudb.connect(sim_db, read_only=True)
     try:
         for predictor in REPLAY_PREDICTORS:
             sql, params = get_query("controller_replay").bind({
                 "predictor": predictor, "objective": "edp", "scope": "chip",
                 **guard_params(GUARDED)})
+            assert len(own.findall(sql)) == 1
             rows = [con.execute(f"SELECT * FROM ({q.rstrip().rstrip(';')}) ORDER BY ALL",
                                 params).fetchall()
-                    for q in (sql, _reading_one_predictor(sql, predictor))]
+                    for q in (sql, own.sub("JOIN prediction AS p", sql))]
             assert len(rows[0]) > 0 and rows[0] == rows[1], predictor
     finally:
         con.close()

@@ -14,7 +14,8 @@ from gpudb.predictors import Predictor, names
 from gpudb.sources.tabular.ingest import ingest
 from gpudb.sources.tabular.mapping import load_mapping
 from gpudb.store.db import GpudbError
-from gpudb.store.queries import _per_predictor, get_query, run_query, stored_queries
+from gpudb.predictors.linear import proportional
+from gpudb.store.queries import get_query, run_query, stored_queries
 
 
 # rows only after `gpudb evaluate simulator` on a measured GPU with profiles, which query_db
@@ -88,13 +89,12 @@ def test_a_failing_query_says_why_in_gpudbs_words(query_db):
                                  "(see table wu_model)")
 
 
-def test_a_predictor_line_is_written_once_per_registered_predictor():
-    sql = _per_predictor("SELECT\n    a,\n    f('{predictor}') AS {predictor}_x,\n    b\n"
-                         "FROM t GROUP BY g({predictor}_x)  \n")
-    copies = [f"    f('{n}') AS {n}_x" for n in names()]
-    groups = [f"FROM t GROUP BY g({n}_x)" for n in names()]
-    assert sql == "SELECT\n    a,\n" + ",\n".join(copies) + ",\n    b\n" + ",\n".join(groups) + "\n"
-    assert _per_predictor("SELECT 1") == "SELECT 1"
+def test_no_stored_query_is_edited_as_text():
+    # a column per predictor comes from the views that have one, not from query text
+    # written once per predictor at run time (issue 39)
+    for query in stored_queries().values():
+        assert "{predictor}" not in query.sql, query.name
+        assert query.sql == query.path.read_text(), query.name
 
 
 @pytest.mark.parametrize("name, fixed, suffix", [
@@ -110,17 +110,23 @@ def test_a_column_per_registered_predictor_and_one_more_for_a_new_one(query_db, 
     assert columns == fixed + [f"{p}{suffix}" for p in names()]
     assert "crisp" + suffix in columns and "wu" + suffix in columns
     assert any(r[columns.index("crisp" + suffix)] is not None for r in rows)
-    # a predictor registered at runtime (no view, so no predictions) gets its column
-    # without an edit to the query
-    extra = Predictor(name="extra", title="a new predictor", paper="none", order=10_000)
+    # a predictor registered at runtime gets its view and its column without an edit to
+    # the query: here the proportional formula under another name, so the same numbers
+    con.close()
+    extra = Predictor(name="extra", title="a new predictor", paper="none", order=10_000,
+                      inputs=("t_ns",), formula=proportional, sql_function="predict_proportional")
     registered = predictors.registry()
     monkeypatch.setattr(predictors, "registry", lambda: (*registered, extra))
-    again, extra_rows = run_query(con, name)
-    con.close()
+    con = gpudb.connect(query_db, read_only=True)
+    try:
+        again, extra_rows = run_query(con, name)
+    finally:
+        con.close()
     assert again == columns + ["extra" + suffix]
-    assert len(extra_rows) == len(rows) and all(r[-1] is None for r in extra_rows)
-    key = len(fixed) - 1 if name == "prediction_curve" else 2
-    assert [r[:key] for r in extra_rows] == [r[:key] for r in rows]
+    assert [r[:-1] for r in extra_rows] == rows
+    same = columns.index("proportional" + suffix)
+    assert [r[-1] for r in extra_rows] == [r[same] for r in rows]
+    assert any(r[-1] is not None for r in extra_rows)
 
 
 def test_best_setting_on_tiny_data_by_hand(tiny_db):

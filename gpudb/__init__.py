@@ -11,13 +11,12 @@ lowest layer, which imports no store) and the control layer's ``guard_replay``
 (gpudb.control.guard adds itself when imported).
 """
 
-__version__ = "0.3.0"
-
 from gpudb import predictors as _predictors  # noqa: E402
 from gpudb.store import tables  # noqa: E402  (README: `from gpudb import tables`)
 from gpudb.store import udfs as _sql_functions  # noqa: E402
 from gpudb.store.db import GpudbError, connect  # noqa: E402
 from gpudb.store.engine import engine  # noqa: E402
+from gpudb.version import __version__  # noqa: E402
 
 _sql_functions.provide(_predictors.udfs)
 from gpudb.control import guard as _control_functions  # noqa: E402, F401  (guard_replay)

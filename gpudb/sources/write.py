@@ -146,7 +146,7 @@ def _write_all(con: duckdb.DuckDBPyConnection, batch: Batch
                ) -> tuple[list[Added], dict[str, list[str]] | None]:
     """The transaction of :func:`write`; also what the replaced runs touched (None: nothing
     was replaced)."""
-    from gpudb import __version__
+    from gpudb.version import __version__
 
     user, host = whoami()
     added = [Added() for _ in batch.parts]

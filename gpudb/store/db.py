@@ -363,7 +363,7 @@ def _meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
 def _check_version(path: str, applied: list[int] | None, known: list[Migration],
                    writer: str | None, read_only: bool) -> list[Migration]:
     """Migrations still to apply; raises when the file cannot be used by this gpudb."""
-    from gpudb import __version__
+    from gpudb.version import __version__
 
     newest = max(m.version for m in known)
     if applied is None:
@@ -388,7 +388,7 @@ def _check_version(path: str, applied: list[int] | None, known: list[Migration],
 
 
 def _migrate(con: duckdb.DuckDBPyConnection, pending: list[Migration]) -> None:
-    from gpudb import __version__
+    from gpudb.version import __version__
 
     for migration in pending:
         try:
@@ -504,7 +504,7 @@ def connect(path: str | os.PathLike | None = None,
     (saying what they are), files whose functions would replace gpudb's or DuckDB's, and
     schema mismatches. A file this call created is removed again when it fails.
     """
-    from gpudb import __version__
+    from gpudb.version import __version__
     target = str(path) if path is not None else default_path()
     opened = opened_path(target)  # messages name the target, never a temporary file
     trust.refuse_non_database(target)
@@ -553,7 +553,7 @@ def connect(path: str | os.PathLike | None = None,
 
 def file_info(con: duckdb.DuckDBPyConnection) -> dict:
     """Schema version, the gpudb that last wrote the file, and this gpudb's versions."""
-    from gpudb import __version__
+    from gpudb.version import __version__
 
     applied = _applied(con) or []
     return {

@@ -277,7 +277,7 @@ def ensure_experiment(con: duckdb.DuckDBPyConnection, name: str, description: st
     """The experiment called ``name`` (added with who, where and which gpudb if missing);
     returns its id. ``created_at``: a timestamp as text, default now. ``simulator``: the
     other simulator whose logs its runs come from (``experiment.simulator``), for a new one."""
-    from gpudb import __version__
+    from gpudb.version import __version__
 
     eid = experiment_id(name)
     user, host = whoami()

@@ -158,7 +158,7 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
     identity = json.dumps([gpu_id, base, features, clusters, seed, train_fraction, quantities,
                            data.data_sha256, trainer])
     model_id = hashlib.sha256(identity.encode()).hexdigest()[:16]
-    from gpudb import __version__
+    from gpudb.version import __version__
 
     model_row = {
         "model_id": model_id, "gpu_id": gpu_id, "base_n_sm": base[0], "base_core_mhz": base[1],

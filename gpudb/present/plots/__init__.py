@@ -331,7 +331,7 @@ def _caption(figure, text: str) -> None:
 def metadata(fmt: str, plot: Plot, title: str, caption: str, command: str) -> dict[str, str]:
     """The file's metadata (matplotlib's savefig keys per format): the title, the command
     that drew it, the paper figure it reproduces and the caption, and gpudb as creator."""
-    from gpudb import __version__
+    from gpudb.version import __version__
 
     about = f"{plot.figure}: {plot.description}"
     creator = f"gpudb {__version__} (gpudb plot {plot.name})"

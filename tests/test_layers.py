@@ -38,8 +38,9 @@ from pathlib import Path
 
 from conftest import REPO
 
-RANK = {"predictors": 1, "store": 2, "sources": 3, "simulate": 3, "train": 4, "control": 4,
-        "analysis": 5, "present": 6, "workflows": 7, "bench": 7, "api": 8, "cli": 9}
+# version (gpudb/version.py, __version__) is below every layer: each may read it
+RANK = {"version": 0, "predictors": 1, "store": 2, "sources": 3, "simulate": 3, "train": 4,
+        "control": 4, "analysis": 5, "present": 6, "workflows": 7, "bench": 7, "api": 8, "cli": 9}
 # what the package's facade (gpudb/__init__.py: open, Database, connect, engine, GpudbError,
 # tables) is: it exports the API, so a lower layer imports gpudb.store.db, not ``gpudb``
 FACADE = "api"

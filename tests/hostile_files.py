@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from conftest import TINY_CSV, TINY_MAPPING
 
 import gpudb
@@ -114,3 +115,22 @@ def not_database_files(tmp_path: Path) -> dict[str, tuple]:
             "text": (text, "a text file"), "sqlite": (lite, "a SQLite database"),
             "empty": (empty, "an empty file"), "directory": (tmp_path, "a directory"),
             "empty path": ("", "empty"), "other duckdb": (other, "not a gpudb database")}
+
+
+# The fixtures both trust test files use (imported there by name, as pytest allows)
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """(clean, hostile, secret text file): build_files, once a module."""
+    return build_files(tmp_path_factory.mktemp("trust"))
+
+
+@pytest.fixture
+def tiny(built, tmp_path):
+    """A copy of the clean tiny database."""
+    return Path(shutil.copy(built[0], tmp_path / "tiny.duckdb"))
+
+
+@pytest.fixture
+def hostile(built, tmp_path):
+    """A copy of the hostile database."""
+    return Path(shutil.copy(built[1], tmp_path / "hostile.duckdb"))

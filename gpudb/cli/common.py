@@ -83,6 +83,11 @@ def friendly_errors(command):
         except GpudbError as exc:
             raise _OneLineError(db.ran_over() or str(exc)) from None
         except duckdb.Error as exc:  # the time bound's interrupt included
+            if isinstance(exc, duckdb.InterruptException) and not db.ran_over():
+                # the signal watcher stopped the statement (db.interrupt_on_signals): Ctrl-C,
+                # SIGTERM or SIGHUP landing inside DuckDB, outside any transaction block that
+                # would have turned it back into the KeyboardInterrupt it was
+                raise KeyboardInterrupt from None
             raise _OneLineError(db.ran_over() or error_line(exc)) from None
         except RuntimeError as exc:
             if db.interrupted(exc):  # Ctrl-C while DuckDB ran a query

@@ -7,12 +7,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hostile_files import SECRET, SHADOWS, build_files, not_database_files, shadowing
+from hostile_files import (  # noqa: F401  (built, tiny, hostile: fixtures)
+    SECRET,
+    SHADOWS,
+    built,
+    hostile,
+    not_database_files,
+    shadowing,
+    tiny,
+)
 
 import gpudb
 from gpudb.cli import cli
@@ -28,21 +35,6 @@ def cli_error(*args) -> str:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    return build_files(tmp_path_factory.mktemp("api_trust"))
-
-
-@pytest.fixture
-def tiny(built, tmp_path):
-    return Path(shutil.copy(built[0], tmp_path / "tiny.duckdb"))
-
-
-@pytest.fixture
-def hostile(built, tmp_path):
-    return Path(shutil.copy(built[1], tmp_path / "hostile.duckdb"))
 
 
 ACCURACY = ("SELECT predictor, avg(abs(predicted_ns - actual_ns) / actual_ns) AS e "

@@ -25,13 +25,15 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 from conftest import TINY_CSV, TINY_MAPPING, row_counts
-from hostile_files import (
+from hostile_files import (  # noqa: F401  (built, tiny, hostile: fixtures)
     SECRET,
     SHADOWS,
-    build_files,
+    built,
+    hostile,
     not_database_files,
     plain_edit,
     shadowing,
+    tiny,
 )
 
 import gpudb
@@ -49,22 +51,6 @@ def one_line_error(result) -> str:
     return lines[0]
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """(clean, hostile, secret text file): hostile_files.build_files, once."""
-    return build_files(tmp_path_factory.mktemp("trust"))
-
-
-@pytest.fixture
-def tiny(built, tmp_path):
-    """A copy of the clean tiny database."""
-    return Path(shutil.copy(built[0], tmp_path / "tiny.duckdb"))
-
-
-@pytest.fixture
-def hostile(built, tmp_path):
-    """A copy of the hostile database."""
-    return Path(shutil.copy(built[1], tmp_path / "hostile.duckdb"))
 
 
 

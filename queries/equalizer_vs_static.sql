@@ -1,5 +1,6 @@
-/* Paper 001 figures 7-8: Equalizer in each mode (and with CTA control alone, and with V/F control
-   alone) against the static operating points (SM and memory V/F 15% up or down), per kernel
+/* Paper 001 figures 7-8: Equalizer in each mode (and with CTA control alone, with V/F control
+   alone, and gpudb's energy-mode variant 'inclined', which throttles no domain of an unsaturated
+   kernel without one excess warp per sample) against the static operating points (SM and memory V/F 15% up or down), per kernel
    category and over all kernels ('all'): geometric-mean speedup (%) and energy change (%) against
    the same kernel's nominal static run; chip energy leaves out gtx480's constant board power
    (other_j), since the paper's energy is GPUWattch's (its power report's components: SMs, NoC, L2,
@@ -43,6 +44,7 @@ measured AS (
            CASE WHEN r.policy = 'static' THEN 'static ' || r.variant
                 WHEN r.variant = 'full' THEN 'equalizer ' || r.objective
                 WHEN r.variant = 'cta' THEN 'equalizer (cta only)'
+                WHEN r.variant = 'inclined' THEN 'equalizer ' || r.objective || ' (inclined)'
                 ELSE 'equalizer ' || r.objective || ' (' || r.variant || ' only)' END AS label,
            n.time_ns / r.time_ns AS speedup,
            r.energy_j / n.energy_j AS energy_ratio,

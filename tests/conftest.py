@@ -176,6 +176,23 @@ def gtx480():
     return load_gpu("gtx480")
 
 
+@pytest.fixture(scope="session")
+def gtx480_64_mshrs(tmp_path_factory):
+    """gtx480 as it was before issue 40 (64 MSHRs per SM, where the shipped file now has
+    GPGPU-Sim's Fermi 32): the same parsed configuration, so the same run ids, for the tests
+    that pin runs computed before that change (the simulator's code did not change)."""
+    import re
+
+    from sim.config import fixture_dir, load_gpu
+
+    text = (fixture_dir("gpus") / "gtx480.toml").read_text()
+    text, n = re.subn(r"(?m)^mshrs = 32\b.*$", "mshrs = 64", text)
+    assert n == 1
+    path = tmp_path_factory.mktemp("gpus") / "gtx480.toml"
+    path.write_text(text)
+    return load_gpu(path)
+
+
 def reduced(name: str, ctas: int | None = None, scale: float = 1.0):
     """A default-suite kernel with fewer CTAs and/or iterations (same per-iteration program)."""
     import copy

@@ -102,7 +102,8 @@ def accuracy(obj: Context, gpu, suite, base_mhz, base_mem_mhz, granularity, fold
 @friendly_errors
 def equalizer(obj: Context, gpu, suite, kernels, per_kernel, do_run, seeds, fmt):
     """Equalizer (paper 001) against the static operating points: each kernel under
-    Equalizer in energy and performance mode (and with V/F or CTA control alone), and at
+    Equalizer in energy and performance mode (and with V/F or CTA control alone, and
+    energy mode's 'inclined' variant: no throttling without an excess warp), and at
     nominal, SM high/low and memory high/low (15% up or down), simulated where the database
     lacks them (4096-cycle epochs; per-SM CTA limits with pausing; V/F one step per epoch by
     the SMs' majority vote), then the stored query equalizer_vs_static: geometric-mean speedup and

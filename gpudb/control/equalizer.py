@@ -95,7 +95,8 @@ class Decision:
     flag, so a Decision with both is refused here rather than resolved later.
     tendency: the branch taken, named after Algorithm 1's comments and section III-B's text:
     'memory' (line 7), 'compute' (line 10), 'likely_memory' (line 12), 'unsaturated'
-    (line 14), 'idle' (line 21), 'degenerate' (no branch taken).
+    (line 14), 'idle' (line 21), 'degenerate' (no branch taken); 'uninclined' only from the
+    ``inclined`` variant.
     """
 
     block_delta: int
@@ -149,6 +150,29 @@ def decide(c: EpochCounters) -> Decision:
     if c.n_active == 0:                         # line 21
         return Decision(0, True, False, "idle")                 # line 22: load imbalance
     return Decision(0, False, False, "degenerate")              # line 23: no branch taken
+
+
+INCLINATION_WARPS = 1.0   # section III-A: "one warp in X_alu or X_mem state denotes contention"
+
+
+def inclined(decision: Decision, c: EpochCounters) -> Decision:
+    """Variant ``inclined`` (gpudb's, beside the paper's algorithm): an unsaturated kernel's
+    V/F action (lines 16-19) only when it shows an inclination, i.e. at least one X_alu or
+    X_mem warp per sample; otherwise the block change alone (tendency 'uninclined').
+
+    Why: the printed algorithm resolves lines 16-19 by comparing nALU with nMem however small
+    both are, so a latency-bound kernel with no excess warps at all (a tie at 0 takes the
+    MemAction branch) has its SM throttled in energy mode. Section III-A: "In principle, one
+    warp in X_alu or X_mem state denotes contention for resources"; section III-B: unsaturated
+    kernels "can have compute or memory inclinations depending on large X_alu or X_mem
+    values"; and section V-B names the cost of throttling without one: stncl "has very few
+    warps in X_mem or X_alu state ... and hence decreasing frequency of any of the resources
+    makes that resource under perform". gpudb runs it in energy mode only, where a wrong
+    action throttles (in performance mode it only boosts).
+    """
+    if decision.tendency == "unsaturated" and max(c.n_xalu, c.n_xmem) < INCLINATION_WARPS:
+        return Decision(decision.block_delta, False, False, "uninclined")
+    return decision
 
 
 def vf_request(decision: Decision, mode: str) -> tuple[int, int]:

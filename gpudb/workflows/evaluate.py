@@ -426,7 +426,8 @@ def equalizer(path: str, *, read_only: bool = False, gpu: str, suite: str | None
               seeds: list[int] | None = None, progress: Progress | None = None) -> Tables:
     """Equalizer (paper 001) against the static operating points: each kernel of ``suite``
     (a shipped name or a suite file; None: 'default'), or those in ``kernels``, under
-    Equalizer in energy and performance mode (and with V/F or CTA control alone), and at
+    Equalizer in energy and performance mode (and with V/F or CTA control alone, and
+    energy mode's 'inclined' variant: no throttling without an excess warp), and at
     nominal, SM high/low and memory high/low (15% up or down), simulated on the shipped GPU
     ``gpu`` where the database lacks them (``run``; of each of ``seeds``, default 0), then
     the stored query equalizer_vs_static: geometric-mean speedup and energy change against

@@ -14,6 +14,7 @@ from gpudb.control.equalizer import (
     VfLevel,
     decide,
     frequency_manager,
+    inclined,
     level_mhz,
     majority,
     step_level,
@@ -59,6 +60,25 @@ def test_line14_tie_in_inclination_takes_the_else_branch():
     # lines 16-19: nALU > nMem is false on equality, so MemAction (both zero included)
     assert flags(decide(counters(40, 30, 2, 2))) == (+1, False, True, "unsaturated")
     assert flags(decide(counters(40, 30, 0, 0))) == (+1, False, True, "unsaturated")
+
+
+def test_inclined_variant_keeps_the_block_change_and_drops_an_action_without_excess_warps():
+    # gpudb's energy-mode variant: lines 16-19 act only on at least one X_alu or X_mem warp
+    # per sample (section III-A); the tie at zero (a latency-bound kernel) changes no V/F
+    c = counters(40, 30, 0, 0)
+    d = inclined(decide(c), c)
+    assert flags(d) == (+1, False, False, "uninclined")
+    assert vf_request(d, "energy") == (0, 0)
+    c = counters(40, 30, 0.9, 0.99)
+    assert flags(inclined(decide(c), c)) == (+1, False, False, "uninclined")
+    # one excess warp is an inclination: the printed branch stands
+    for c, expected in ((counters(40, 21, 1.0, 0.5), (+1, True, False, "unsaturated")),
+                        (counters(40, 21, 0.5, 1.0), (+1, False, True, "unsaturated"))):
+        assert flags(inclined(decide(c), c)) == expected
+    # the other branches are the paper's, whatever the excess warps
+    for c in (counters(40, 5, 20, 9), counters(40, 5, 9, 2), counters(40, 5, 8, 2.5),
+              counters(0), counters(40, 10, 0.5, 0.5)):
+        assert inclined(decide(c), c) == decide(c)
 
 
 def test_line21_no_active_warps_request_compaction():

@@ -76,8 +76,8 @@ def test_variants_and_run_ids(fixed):
 
 
 def test_evaluate_equalizer_stores_runs_and_compares_them(tmp_path, fixed):
-    """`gpudb evaluate equalizer` on compute_ilp: 5 static runs and 5 Equalizer runs (full
-    and V/F-only in each mode, CTA-only once), stored once (a second call simulates nothing);
+    """`gpudb evaluate equalizer` on compute_ilp: 5 static runs and 6 Equalizer runs (full
+    and V/F-only in each mode, CTA-only once, 'inclined' in energy mode), stored once (a second call simulates nothing);
     the query's figures are the runs' ratios to the nominal static run, which is the fixed
     nominal run itself (same simulation)."""
     from click.testing import CliRunner
@@ -103,7 +103,7 @@ def test_evaluate_equalizer_stores_runs_and_compares_them(tmp_path, fixed):
         ).fetchall())
     finally:
         con.close()
-    assert len(runs) == 10 and ctas > 0
+    assert len(runs) == 11 and ctas > 0
     by = {(p, o, v): (e, t, j) for p, o, v, e, t, j in runs}
     nominal = by[("static", "", "nominal")]
     assert nominal[0] is None and by[("closed_loop", "performance", "full")][0] == 4096
@@ -136,5 +136,10 @@ def test_evaluate_equalizer_stores_runs_and_compares_them(tmp_path, fixed):
         overall["static sm_high"]["speedup_pct"]
     assert overall["best static energy"]["energy_change_pct"] == \
         overall["static mem_low"]["energy_change_pct"]
+    # compute_ilp always has excess ALU warps, never the unsaturated branch: the 'inclined'
+    # variant decides as the paper's energy mode does, to the same run
+    assert by[("closed_loop", "energy", "inclined")][1:] == by[("closed_loop", "energy", "full")][1:]
+    assert overall["equalizer energy (inclined)"]["speedup_pct"] == \
+        overall["equalizer energy"]["speedup_pct"]
     again = CliRunner().invoke(cli, args)
     assert again.exit_code == 0 and again.stdout == result.stdout

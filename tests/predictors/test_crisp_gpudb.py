@@ -68,9 +68,10 @@ def test_pointer_chase_slot_counters_by_hand(gtx480):
     assert row["crisp_slot_load_stall_cycles"] == n * 320
     assert row["crisp_slot_lcp_cycles"] == n * 321
     assert row["crisp_slot_store_stall_cycles"] == 0 and row["sm_empty_cycles"] == 0
-    # one MSHR held for the whole latency of each miss, out of 64
+    # one MSHR held for the whole latency of each miss, out of the SM's 32 (Fermi's)
     ns = 1000.0 / 700.0
-    assert row["mshr_min_ns"] == pytest.approx(n * 321 * ns / 64)
+    assert gtx480.raw["sm"]["mshrs"] == 32
+    assert row["mshr_min_ns"] == pytest.approx(n * 321 * ns / 32)
     assert row["store_queue_min_ns"] == 0
 
 

@@ -27,11 +27,15 @@ def test_memory_bound_slows_at_most_1_5x(gtx480, name):
 
 
 def test_two_slope_is_flat_high_and_steep_low(gtx480):
+    # The knee sits near 200 MHz with Fermi's 32 MSHRs per SM (near 300 MHz with the 64 that
+    # gtx480 had before issue 40: the misses in flight bound the memory side's rate, so the
+    # memory-bound stretch reaches lower clocks); below it, halving the clock nearly doubles
+    # the time, as for a compute-bound kernel.
     k = reduced("twoslope_lm", 120, 0.3)
     t = {f: simulate(gtx480, k, core_mhz=f, interval_instructions=20_000).run["time_ns"]
-         for f in (700, 300, 100)}
+         for f in (700, 300, 200, 100)}
     assert t[300] / t[700] <= 1.15          # memory-like above the knee
-    assert t[100] / t[300] >= 2.0           # compute-like below it
+    assert t[100] / t[200] >= 1.8           # compute-like below it
 
 
 def test_store_stalls_shrink_as_core_slows(gtx480):

@@ -188,7 +188,8 @@ class GpuWideLimits:
 # with the committed simulator before per-SM limits existed (sim/_kernels.py and sim/model.py
 # at 1b1a19f; the digests recomputed from that commit's runs without the energy columns).
 # Run ids cover SIM_VERSION, so they are the ones at version 5 (issue 37 added mechanisms these
-# runs do not use: the same values under new ids).
+# runs do not use: the same values under new ids), and the configuration: gtx480 with its 64
+# MSHRs of before issue 40.
 BEFORE = {
     "fixed": (8252.857142857141, 0.0008725437142857144, 11,
               "570289a0d896a87a661b33dd97faa9de194f216fc8fb7158aaa914ea8a095622"),
@@ -204,7 +205,8 @@ RUN_IDS_V5 = {
 }
 
 
-def test_runs_without_per_sm_limits_are_bit_identical_to_before(gtx480):
+def test_runs_without_per_sm_limits_are_bit_identical_to_before(gtx480_64_mshrs):
+    gtx480 = gtx480_64_mshrs  # the configuration these runs were made with
     k = reduced("cache_reuse", 150, 0.03)
     runs = {
         "fixed": simulate(gtx480, k, interval_instructions=2_000),

@@ -120,12 +120,14 @@ def test_instruction_cut_rows_have_no_sm_eq(gtx480):
 
 # run_id of micro stream_read at 700/924 MHz on 15 SMs, seed 0, as computed before epoch mode
 # existed (sim/model.py at the start of issue 14 item 1) with today's SIM_VERSION (5; the id
-# covers it): an instruction-cut run's id must not depend on the epoch_cycles argument.
+# covers it), on gtx480 as it was then (64 MSHRs; the id covers the configuration): an
+# instruction-cut run's id must not depend on the epoch_cycles argument.
 ID_1000_FIXED = "1dd2d530500c127a5b115d2780d030710e00c210eb8d85a1f6f1373c4a423058"
 ID_100000_FIXED = "99d097e8a5c06b72a5c30fc03a9afb350b9befdfa4923a270c508141ca58aa74"
 
 
-def test_run_ids_of_instruction_cut_runs_are_unchanged_and_epochs_differ(gtx480):
+def test_run_ids_of_instruction_cut_runs_are_unchanged_and_epochs_differ(gtx480_64_mshrs):
+    gtx480 = gtx480_64_mshrs
     k = load_suite("micro").kernel("stream_read")
     assert run_id(gtx480, k, 700.0, 924.0, 15, None, 1000, 0) == ID_1000_FIXED
     assert run_id(gtx480, k, 700.0, 924.0, 15, None, 1000, 0, "fixed", None) == ID_1000_FIXED

@@ -14,7 +14,9 @@ configuration; their dynamic energy at (Vm/Vm0)^2, DRAM background power per mem
 
 Variants (Table I and section V's breakdown): ``full`` (numBlocks and both V/F domains),
 ``cta`` (numBlocks only, V/F at nominal: the gain of CTA control alone) and ``vf`` (V/F only,
-every SM at its hardware CTA limit).
+every SM at its hardware CTA limit); and gpudb's ``inclined`` (energy mode only): ``full`` with
+no V/F action for an unsaturated kernel without one excess warp per sample
+(:func:`gpudb.control.equalizer.inclined`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from gpudb.control.equalizer import (
     EpochCounters,
     VfLevel,
     decide,
+    inclined,
     frequency_manager,
     level_mhz,
     vf_request,
@@ -39,7 +42,7 @@ from gpudb.control.equalizer import (
 from gpudb.control.kinds import ControllerKind, Job
 from sim.sweep import GivenController
 
-VARIANTS = ("full", "cta", "vf")
+VARIANTS = ("full", "cta", "vf", "inclined")
 
 
 @dataclass
@@ -89,8 +92,10 @@ class EqualizerController:
         for s, (samples, active, waiting, xalu, xmem) in enumerate(row["sm_eq"]):
             if samples < 1:     # a last epoch too short for a sample: keep what is set
                 continue
-            d = decide(EpochCounters.from_sums(int(samples), active, waiting, xalu, xmem,
-                                               self.w_cta))
+            c = EpochCounters.from_sums(int(samples), active, waiting, xalu, xmem, self.w_cta)
+            d = decide(c)
+            if self.variant == "inclined":
+                d = inclined(d, c)
             if self.variant != "vf":
                 self.limiters[s].update(d.block_delta)
             requests.append(vf_request(d, self.mode))
@@ -163,7 +168,8 @@ def plan(gpu, kernels: list, modes: tuple[str, ...] = MODES,
     per-SM CTA limit of each epoch as metric 'equalizer_ctas_mean'), and at each static
     operating point of :data:`STATIC` (policy 'static', variant the baseline's name). The
     'cta' variant keeps V/F nominal, where the mode makes no difference, so it runs once, in
-    the first mode given."""
+    the first mode given; 'inclined' changes only what energy mode throttles, so it runs in
+    energy mode only."""
     headroom = max(0.0, gpu.nominal_core_mhz * (1.0 + VF_STEP_FRACTION) / gpu.core_mhz[-1] - 1.0)
     jobs = []
     for spec in kernels:
@@ -176,6 +182,8 @@ def plan(gpu, kernels: list, modes: tuple[str, ...] = MODES,
         for mode in modes:
             for variant in variants:
                 if variant == "cta" and mode != modes[0]:
+                    continue
+                if variant == "inclined" and mode != "energy":
                     continue
                 # picklable, so that the controller is made in the worker that simulates
                 make = functools.partial(_controller_for, gpu.nominal_core_mhz,

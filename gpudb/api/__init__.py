@@ -118,8 +118,41 @@ class Database:
         con = self._open()
         with sql_errors():
             register_macros(con, text)
+            statements = con.extract_statements(text)
+            if any(s.type == duckdb.StatementType.TRANSACTION for s in statements):
+                raise GpudbError("the SQL runs in one transaction of gpudb's (all statements or "
+                                 "none): leave out BEGIN, COMMIT and ROLLBACK")
             db.doing("running the SQL given")
-            return con.sql(text, params=params) if params else con.sql(text)
+            if self.read_only or (len(statements) == 1
+                                  and statements[0].type == duckdb.StatementType.SELECT):
+                return con.sql(text, params=params) if params else con.sql(text)
+            # Statements that may write run in one transaction, checked before it commits as
+            # the trust model checks a teammate's file: a failure rolls back every statement
+            # (a DELETE before a failing SELECT stayed done), and nothing is committed that
+            # would make gpudb refuse the file (CREATE MACRO abs locked gpudb out of it).
+            # The last statement's rows are read inside it (issue 41 item 3).
+            with db.atomic(con):
+                last = con.sql(text, params=params) if params else con.sql(text)
+                rows = None if last is None else last.to_arrow_table()
+                self._refuse_unusable(con)
+            return None if rows is None else con.from_arrow(rows)
+
+    def _refuse_unusable(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Raise (so the transaction rolls back) when the file, as the SQL left it, is one
+        gpudb's connect would refuse."""
+        from gpudb.store import trust
+
+        target = str(self.path)
+        try:
+            trust.refuse_shadowing(con, target)
+            trust.refuse_views_for_tables(con, target)
+            applied = db.applied_migrations(con, target)
+            if applied:
+                trust.refuse_altered_tables(con, target, applied)
+        except GpudbError as exc:
+            reason = str(exc).split("; refusing", 1)[0]
+            raise GpudbError(f"rolled back, nothing written: {reason}, and gpudb would refuse "
+                             "the file") from None
 
     def sql_table(self, text: str, params: Sequence | dict | None = None) -> Table:
         """:meth:`sql` fetched whole, as ``gpudb sql`` prints it (a TIMESTAMPTZ as text)."""

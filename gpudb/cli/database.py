@@ -4,6 +4,7 @@ materialize.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -11,6 +12,7 @@ import click
 from gpudb.cli.common import Context, echo, friendly_errors, output_options, output_rows, writes
 from gpudb.cli.main import cli
 from gpudb.present.output import HUMAN_FORMATS, printable
+from gpudb.store import db
 from gpudb.store.db import GpudbError
 
 
@@ -133,8 +135,11 @@ def sql(obj: Context, statement, fmt):
     """Run ad hoc SQL (argument, or standard input) with gpudb's SQL functions available, and
     the stored queries as table functions (parameters by name, docs/sql.md).
 
-    Several statements separated by ';' run in order; the last one's rows are printed. SQL
-    may start with a comment ('-- ...' and a line break, or '/* ... */').
+    Several statements separated by ';' run in order in one transaction: one that fails
+    rolls back them all, and so does SQL that would leave the file one gpudb refuses (a
+    macro named like a function of gpudb's or DuckDB's, a changed gpudb table); the last
+    one's rows are printed. The database must exist (`gpudb init`). SQL may start with a
+    comment ('-- ...' and a line break, or '/* ... */').
 
     Example:
 
@@ -149,6 +154,9 @@ def sql(obj: Context, statement, fmt):
         statement = sys.stdin.read()
     if not statement.strip():
         raise GpudbError("no SQL given (pass it as an argument or on standard input)")
+    if obj.path.strip() and obj.path != db.MEMORY and not os.path.lexists(obj.path):
+        # a mistyped path is not a new database (query and info refuse it too)
+        raise GpudbError(f"no database at {obj.path} (create it with `gpudb init`)")
     with obj.database() as database:
         table = database.sql_table(statement)
     if table.columns:

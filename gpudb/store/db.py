@@ -341,7 +341,8 @@ def open_error(path: str, exc: duckdb.Error) -> GpudbError:
     return GpudbError(f"cannot open {path}: {first_line}")
 
 
-def _applied(con: duckdb.DuckDBPyConnection, path: str = "the database") -> list[int] | None:
+def applied_migrations(con: duckdb.DuckDBPyConnection,
+                       path: str = "the database") -> list[int] | None:
     """Migration versions recorded in the file, or None if it has no migrations table."""
     exists = first_row(con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'gpudb_migration' "
@@ -520,10 +521,25 @@ def connect(path: str | os.PathLike | None = None,
     (saying what they are), files whose functions would replace gpudb's or DuckDB's, and
     schema mismatches. A file this call created is removed again when it fails.
     """
-    from gpudb.version import __version__
     target = str(path) if path is not None else default_path()
+    # One connect at a time in a process: two threads on a new file both saw it missing, and
+    # the one that lost the race to register gpudb's functions ("predict_crisp already
+    # exists") deleted the file the other had created and written to (issue 41 item 2).
+    with OPEN_LOCK:
+        return _connect(target, read_only)
+
+
+# Held while a connection of this process is opened and set up (gpudb.store.engine's too):
+# whether the file existed, the functions the database instance has and its views are then
+# one thread's view at a time.
+OPEN_LOCK = threading.RLock()
+
+
+def _connect(target: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+    from gpudb.version import __version__
     opened = opened_path(target)  # messages name the target, never a temporary file
     trust.refuse_non_database(target)
+    trust.refuse_side_files(target, opened)
     if target != MEMORY and read_only and not Path(opened).exists():
         raise GpudbError(f"no database at {target} (create it with `gpudb init`)")
     created = target != MEMORY and not os.path.lexists(opened)
@@ -544,7 +560,7 @@ def connect(path: str | os.PathLike | None = None,
         trust.refuse_shadowing(con, target)
         trust.refuse_views_for_tables(con, target)
         known = migrations()
-        applied = _applied(con, target)
+        applied = applied_migrations(con, target)
         if applied is None and not read_only:
             trust.refuse_foreign_duckdb(con, target)
         writer = _meta(con, "gpudb_version") if applied is not None else None
@@ -571,7 +587,7 @@ def file_info(con: duckdb.DuckDBPyConnection) -> dict:
     """Schema version, the gpudb that last wrote the file, and this gpudb's versions."""
     from gpudb.version import __version__
 
-    applied = _applied(con) or []
+    applied = applied_migrations(con) or []
     return {
         "schema_version": max(applied, default=0),
         "written_by": _meta(con, "gpudb_version"),

@@ -15,8 +15,9 @@ import sqlalchemy
 from duckdb_engine import ConnectionWrapper
 from sqlalchemy import event
 
-from gpudb.store import udfs
+from gpudb.store import trust, udfs
 from gpudb.store.db import (
+    OPEN_LOCK,
     open_error,
     connect,
     connection_config,
@@ -27,8 +28,9 @@ from gpudb.store.db import (
 
 
 def _register_udfs(dbapi_connection, _record) -> None:
-    udfs.register(dbapi_connection)
-    own_views(dbapi_connection)
+    with OPEN_LOCK:  # a pool's connections may open on several threads at once
+        udfs.register(dbapi_connection)
+        own_views(dbapi_connection)
 
 
 def engine(path: str | os.PathLike | None = None, read_only: bool = False) -> sqlalchemy.Engine:
@@ -41,6 +43,7 @@ def engine(path: str | os.PathLike | None = None, read_only: bool = False) -> sq
         # duckdb-engine's own connect, which adds a user-agent setting: DuckDB keeps one
         # database instance per file and process and refuses a second configuration, so
         # gpudb.connect and this engine could not be open on one file together.
+        trust.refuse_side_files(target, opened_path(target))  # a link planted since
         try:
             return ConnectionWrapper(duckdb.connect(opened_path(target), read_only=read_only,
                                                     config=connection_config()))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from gpudb.store.db import (
     schema_version,
 )
 from gpudb.store.runs import insert_missing, insert_runs, invalid_row, row_name
+from gpudb.store.trust import file_kind
 
 # Tables in dependency order: referenced rows first.
 TABLES = ("gpu", "pstate", "kernel", "experiment", "ingest_file", "run", "interval", "metric")
@@ -151,10 +153,30 @@ class MergeReport:
     not_merged: dict[str, int | None] = field(default_factory=dict)
 
 
+def _refuse_odd_entries(source: Path) -> None:
+    """Refuse an export folder whose ``*.parquet`` entries are not all regular files, before
+    any is read: a FIFO among them hung merge past --timeout-s (pyarrow's read blocks in
+    open), and a symbolic link reads a file outside the folder the user named (issue 41
+    items 1 and 4)."""
+    try:
+        entries = sorted(source.glob("*.parquet"))
+        for path in entries:
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                raise GpudbError(f"{path} is a symbolic link: an export's files are read only "
+                                 "from its own folder (copy the file in)")
+            if not stat.S_ISREG(info.st_mode):
+                raise GpudbError(f"{path} is {file_kind(info.st_mode)}, not a Parquet file of "
+                                 "an export")
+    except OSError as exc:
+        raise GpudbError(f"cannot read export {source}: {exc.strerror or exc}") from None
+
+
 def _read_source(source: Path) -> tuple[dict[str, pa.Table], dict[str, int | None]]:
     """The source's tables as Arrow tables (a locked-down database, or a Parquet export), and
     its other tables (those merge does not copy) with their row counts."""
     if source.is_dir():
+        _refuse_odd_entries(source)
         missing = [t for t in ("run", "gpudb_migration") if not (source / f"{t}.parquet").exists()]
         if missing:
             raise GpudbError(f"{source} is not a gpudb export (no {missing[0]}.parquet)")

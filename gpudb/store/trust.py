@@ -101,10 +101,18 @@ def refuse_non_database(target: str) -> None:
         return
     if not target.strip():
         raise GpudbError("the database path is empty: name a .duckdb file (--db or GPUDB_DB)")
+    try:
+        target.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the file system gave Python as surrogates
+        raise GpudbError(f"the database path {target!a} is not valid UTF-8, which DuckDB "
+                         "cannot open: rename the file") from None
     path = Path(target)
     try:
         info = path.stat()
     except FileNotFoundError:
+        folder = os.path.dirname(os.path.abspath(target))
+        if not os.path.isdir(folder):
+            raise GpudbError(f"cannot create {target}: {folder} is not a folder") from None
         return  # a new database (a writable open creates it)
     except OSError as exc:
         raise GpudbError(f"cannot open {target}: {exc.strerror or exc}") from None
@@ -122,6 +130,38 @@ def refuse_non_database(target: str) -> None:
         raise GpudbError(f"cannot open {target}: {exc.strerror or exc}") from None
     if head[8:12] != b"DUCK":
         raise GpudbError(f"{target} is not a DuckDB database: it is {_what_file(path, head)}")
+
+
+def refuse_side_files(target: str, opened: str) -> None:
+    """Refuse a database whose side files DuckDB would write through something else: a WAL
+    (``NAME.wal``) or spill folder (``NAME.tmp``) that is a symbolic link, or not a regular
+    file (a FIFO hung every command) or folder; and a --db that is a symbolic link to
+    nothing, where DuckDB would create a database at the link's target. A teammate's folder
+    or archive can carry such links: DuckDB wrote the WAL into the file a ``lab.duckdb.wal``
+    link named, then removed the link (issue 41 item 1). ``opened``: the file DuckDB opens
+    for ``target`` (the temporary one while built aside)."""
+    if target == MEMORY:
+        return
+    if os.path.islink(target) and not os.path.exists(target):
+        raise GpudbError(f"{target} is a symbolic link to nothing "
+                         f"({os.readlink(target)!a}): gpudb creates a new database only at a "
+                         "path of its own; remove the link or name the file it should open")
+    for suffix, is_kind, kind in ((".wal", stat.S_ISREG, "a WAL file"),
+                                  (".tmp", stat.S_ISDIR, "DuckDB's spill folder")):
+        try:
+            info = os.lstat(opened + suffix)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise GpudbError(f"cannot open {target}: {target}{suffix}: "
+                             f"{exc.strerror or exc}") from None
+        if stat.S_ISLNK(info.st_mode):
+            raise GpudbError(f"{target}{suffix} is a symbolic link: gpudb never writes "
+                             f"{kind} through one (DuckDB would overwrite what it points "
+                             "to); remove the link")
+        if not is_kind(info.st_mode):
+            raise GpudbError(f"{target}{suffix} is {file_kind(info.st_mode)}, not {kind}: "
+                             "remove it or move it aside")
 
 
 def refuse_in_memory(con: duckdb.DuckDBPyConnection, target: str) -> None:
@@ -196,6 +236,9 @@ def no_new_file_on_error(path: str | os.PathLike | None,
 
 # The temporary name of a new database being built aside: ".NAME.gpudb-new.HOST.PID" beside it.
 _ASIDE_MARK = ".gpudb-new."
+# the bytes of the target's name kept in the temporary's: 255 less the mark, a host name of at
+# most 40, a process id and DuckDB's ".wal"
+_ASIDE_NAME_BYTES = 180
 
 
 def _aside_prefix(target: str) -> str:
@@ -203,7 +246,18 @@ def _aside_prefix(target: str) -> str:
     import socket
 
     folder, name = os.path.split(os.path.abspath(target))
-    host = "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname())
+    host = "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname())[:40]
+    if len(os.fsencode(name)) > _ASIDE_NAME_BYTES:
+        # the temporary's name must fit the file system's 255 bytes where the target's does
+        # (a 245-character name was refused with a traceback): a long name is shortened,
+        # kept apart from others by its digest
+        import hashlib
+
+        digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+        short = name[:_ASIDE_NAME_BYTES - 17]
+        while len(os.fsencode(short)) > _ASIDE_NAME_BYTES - 17:  # whole characters only
+            short = short[:-1]
+        name = short + "~" + digest
     return os.path.join(folder, f".{name}{_ASIDE_MARK}{host}.")
 
 
@@ -312,7 +366,7 @@ def _remove_aside(aside: str) -> None:
     for name in (aside, aside + ".wal"):
         try:
             os.unlink(name)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             pass
     shutil.rmtree(aside + ".tmp", ignore_errors=True)
 

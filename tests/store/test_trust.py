@@ -309,7 +309,10 @@ def test_a_failed_command_creates_no_new_file(tmp_path, tiny_files):
         one_line_error(invoke("--db", new, *args))
         assert not new.exists() and not (tmp_path / "new.duckdb.wal").exists(), args
     good = tmp_path / "good.duckdb"
-    assert invoke("--db", good, "sql", "SELECT 1").exit_code == 0
+    # issue 41 item 3: sql on a mistyped path is refused, not a new database
+    assert one_line_error(invoke("--db", good, "sql", "SELECT 1")) == (
+        f"Error: no database at {good} (create it with `gpudb init`)")
+    assert invoke("--db", good, "init").exit_code == 0
     assert good.exists()  # a command that succeeds keeps the file it created
     one_line_error(invoke("--db", good, "sql", "SELEC 1"))
     assert good.exists()  # and one that fails never removes a file it did not create

@@ -23,6 +23,7 @@ import importlib
 import os
 import pkgutil
 import shlex
+import tempfile
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -358,17 +359,21 @@ def render(con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, str],
 
     fmt = path.suffix[1:].lower()
     command = command or command_line(name, params, out)
-    # beside the target (one file system, so the replace is atomic), with the usual mode
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    # beside the target (one file system, so the replace is atomic), a new file of our own
+    # (mkstemp: never through a link planted at a predictable name), with the usual mode
+    tmp = None
     try:
-        with matplotlib.rc_context({"text.parse_math": False}):
-            drawn.figure.savefig(tmp, dpi=dpi, format=fmt,
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.",
+                                   suffix=f".tmp{path.suffix}")
+        with os.fdopen(fd, "wb") as handle, matplotlib.rc_context({"text.parse_math": False}):
+            drawn.figure.savefig(handle, dpi=dpi, format=fmt,
                                  metadata=metadata(fmt, get(name), drawn.title, drawn.caption,
                                                    command))
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except OSError as exc:  # a folder not writable, a full disk
         raise GpudbError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.remove(tmp)
     return path

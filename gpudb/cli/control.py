@@ -9,6 +9,7 @@ import click
 from gpudb.cli.common import (
     OBJECTIVE_CHOICE,
     Context,
+    Finite,
     click_bar,
     friendly_errors,
     output_rows,
@@ -30,7 +31,7 @@ GUARD_CHOICE = click.Choice(["guarded", "paper"])
               help="gpudb's guarded controller step, or the papers' controller exactly.")
 @click.option("--objective", type=OBJECTIVE_CHOICE, default="edp", show_default=True,
               help="What the controller minimises.")
-@click.option("--max-loss-pct", type=click.FloatRange(0), default=1.0, show_default=True,
+@click.option("--max-loss-pct", type=Finite(0), default=1.0, show_default=True,
               help="energy_perf: largest predicted slowdown against the highest setting, %.")
 @simulator_gpu_options
 @click.option("--suite", default="default", show_default=True, help="Kernel suite.")

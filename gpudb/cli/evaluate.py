@@ -9,6 +9,7 @@ import click
 from gpudb.cli.common import (
     OBJECTIVE_CHOICE,
     Context,
+    Finite,
     evaluation_options,
     friendly_errors,
     gpu_name,
@@ -157,7 +158,7 @@ def classes(obj: Context, gpu, suite, do_sweep, fmt):
 @evaluation_options
 @click.option("--objective", "objectives", type=OBJECTIVE_CHOICE, multiple=True,
               help="Objective (repeatable; default: all four).")
-@click.option("--max-loss-pct", type=click.FloatRange(0), default=1.0, show_default=True,
+@click.option("--max-loss-pct", type=Finite(0), default=1.0, show_default=True,
               help="energy_perf's bound on the slowdown, %.")
 @seeds_option
 @click.option("--scope", "energy_scope", type=click.Choice(["chip", "run", "both"]),

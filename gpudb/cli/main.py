@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 
 import click
+from click.core import ParameterSource
 
 from gpudb.cli.common import (
     JSON_TABLES,
     DEFAULT_TIMEOUT_S,
     KEEP_ON_INTERRUPT,
+    OWN_WORK,
     TIME_BOUNDED,
     Context,
+    Finite,
     Group,
     build_aside,
     exit_on_interrupt,
@@ -30,12 +33,12 @@ from gpudb.store import db, trust
 @click.option("--read-only", is_flag=True, help="Open the database without writing.")
 @click.option("--wide", is_flag=True, envvar="GPUDB_WIDE",
               help="Never cut table text to the terminal's width (env GPUDB_WIDE=1).")
-@click.option("--timeout-s", type=click.FloatRange(min=0), envvar="GPUDB_TIMEOUT_S",
+@click.option("--timeout-s", type=Finite(min=0), envvar="GPUDB_TIMEOUT_S",
               default=DEFAULT_TIMEOUT_S, show_default=True,
-              help="Stop info, query, sql, plot, report, export, merge, evaluate, "
-                   "materialize and train after this many seconds, naming what they were "
-                   "reading (simulation inside evaluate does not count; 0: no bound; env "
-                   "GPUDB_TIMEOUT_S).")
+              help="Stop info, query, sql, plot, report, export and merge after this many "
+                   "seconds, naming what they were reading (0: no bound; env "
+                   "GPUDB_TIMEOUT_S); evaluate, materialize and train only when it is given "
+                   "(their simulation never counts).")
 @click.version_option(package_name="gpudb-dvfs")
 @click.pass_context
 def cli(ctx, db_path, read_only, wide, timeout_s):
@@ -61,7 +64,9 @@ def cli(ctx, db_path, read_only, wide, timeout_s):
     else:
         ctx.with_resource(exit_on_interrupt())
     ctx.with_resource(trust.no_new_file_on_error(db_path, on_interrupt=all_or_nothing))
-    if ctx.invoked_subcommand in TIME_BOUNDED:
+    if ctx.invoked_subcommand in TIME_BOUNDED and (
+            ctx.invoked_subcommand not in OWN_WORK
+            or ctx.get_parameter_source("timeout_s") is not ParameterSource.DEFAULT):
         ctx.with_resource(db.time_bound(timeout_s))
     # Ctrl-C stops a statement DuckDB is running, which Python's handler alone cannot
     ctx.with_resource(db.interrupt_on_signals())

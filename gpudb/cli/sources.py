@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from gpudb.cli.common import Context, gpu_name, number_list, echo, friendly_errors, writes
+from gpudb.cli.common import Context, Finite, gpu_name, number_list, echo, friendly_errors, writes
 from gpudb.cli.main import cli
 from gpudb.present.output import printable
 
@@ -153,7 +153,7 @@ def ingest_log(obj: Context, paths, power_report, experiment, gpu_id, suite):
               help="NVML index of the GPU to measure on.")
 @click.option("--sms", type=click.IntRange(min=1),
               help="SM count, where NVML does not report it.")
-@click.option("--sample-ms", default=10.0, show_default=True, type=click.FloatRange(min=1),
+@click.option("--sample-ms", default=10.0, show_default=True, type=Finite(min=1),
               help="Interval of the clock, throttle and (without an energy counter) power "
                    "samples, ms.")
 @click.pass_obj

@@ -7,6 +7,7 @@ import click
 
 from gpudb.cli.common import (
     Context,
+    Finite,
     Setting,
     friendly_errors,
     gpu_name,
@@ -39,7 +40,7 @@ def train():
               help="Base setting the model predicts from, or 'all' for one model per setting "
                    "(default: the highest setting).")
 @click.option("--train-fraction", default=0.8, show_default=True,
-              type=click.FloatRange(0, 1, min_open=True), help="Share of kernels trained on.")
+              type=Finite(0, 1, min_open=True), help="Share of kernels trained on.")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seed of the kernel split, k-means and the networks.")
 @click.option("--clusters", default=12, show_default=True, type=click.IntRange(1),

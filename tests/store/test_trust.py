@@ -575,3 +575,33 @@ def test_a_new_file_built_aside_never_replaces_one_created_meanwhile(tmp_path):
             target.write_bytes(b"theirs")
     assert target.read_bytes() == b"theirs"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["new.duckdb", running.name])
+
+
+def test_the_default_bound_never_cuts_gpudbs_own_evaluation(tiny, monkeypatch):
+    """Issue 41 item 5: the default bound stopped the demo's paper-scale `evaluate control`
+    after 25 minutes of the user's own work. A reading command still stops at the default;
+    evaluate, materialize and train only at a bound the user gives (option or environment)."""
+    from gpudb.cli.main import cli as root
+
+    timeout = next(p for p in root.params if p.name == "timeout_s")
+    monkeypatch.setattr(timeout, "default", 0.001)
+    monkeypatch.delenv("GPUDB_TIMEOUT_S", raising=False)
+    assert one_line_error(invoke("--db", tiny, "info")).startswith(
+        "Error: stopped after 0.001 s, the time bound of a command reading a database")
+    evaluated = invoke("--db", tiny, "evaluate", "accuracy", "--gpu", "tiny", "--format", "csv")
+    assert evaluated.exit_code == 0, evaluated.output
+    given = invoke("--db", tiny, "--timeout-s", "0.001", "evaluate", "accuracy", "--gpu", "tiny")
+    assert one_line_error(given).startswith("Error: stopped after 0.001 s")
+    monkeypatch.setenv("GPUDB_TIMEOUT_S", "0.001")
+    from_env = invoke("--db", tiny, "evaluate", "accuracy", "--gpu", "tiny")
+    assert one_line_error(from_env).startswith("Error: stopped after 0.001 s")
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e400"])
+def test_the_time_bound_is_a_finite_number(tiny, value):
+    """Before: GPUDB_TIMEOUT_S=inf printed an OverflowError traceback and ran unbounded."""
+    result = invoke("--db", tiny, "--timeout-s", value, "info")
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"Error: invalid value for '--timeout-s': "
+        f"{value!r} is not a finite number (see cli --help)"]  # CliRunner names it cli

@@ -46,6 +46,13 @@ from sim import _kernels as K
 OPS = {"alu": K.OP_ALU, "sfu": K.OP_SFU, "ld": K.OP_LD, "st": K.OP_ST, "shared": K.OP_SH,
        "bar": K.OP_BAR, "dp": K.OP_DP}
 MAX_BODY = 128  # instructions per phase body; bounds the per-warp scoreboard array
+# Warp instructions one run of a kernel may execute: 450 times the largest shipped kernel
+# (the long suite's 22 M), about 40 minutes of simulation at 4 M warp instructions/s; far
+# below where the simulator's int64 counters overflow. A suite file asking for more (ctas
+# 10^12, iterations 10^15) ran without bound (issue 41 item 4); it is refused when loaded.
+MAX_WARP_INSTRUCTIONS = 10_000_000_000
+# Bytes of a kernel's footprint or shared memory per CTA: 1 TiB, far past any GPU's memory
+MAX_BYTES = 1 << 40
 
 
 class ConfigError(ValueError):
@@ -224,6 +231,13 @@ def _num(table: dict, key: str, where: str, positive: bool = True, integer: bool
     return int(value) if integer else float(value)
 
 
+def _bytes(table: dict, key: str, where: str) -> int:
+    value = _num(table, key, where, positive=False, integer=True, default=0)
+    if value > MAX_BYTES:
+        raise ConfigError(f"{where}: {key!r} must be at most {MAX_BYTES:,} bytes, got {value:,}")
+    return value
+
+
 def _list(table: dict, key: str, where: str, n: int | None = None,
           zero: bool = False) -> tuple[float, ...]:
     values = table.get(key)
@@ -335,6 +349,9 @@ def _compile_phase(body: list, where: str) -> list[tuple]:
         if op not in OPS:
             raise ConfigError(f"{gw}: 'op' must be one of {', '.join(OPS)}, got {op!r}")
         n = _num(group, "n", gw, integer=True, default=1)
+        if len(rows) + n > MAX_BODY:  # before expanding it: n = 2^63 would never end
+            raise ConfigError(f"{where}: body expands to more than {MAX_BODY} instructions "
+                              f"(max {MAX_BODY}; instruction {j} repeats {n:,} times)")
         trans = _num(group, "trans", gw, integer=True, default=1)
         if trans > 32:
             raise ConfigError(f"{gw}: 'trans' must be at most 32 (one per thread)")
@@ -384,11 +401,22 @@ def _compile_kernel(table: dict, suite: str, where: str) -> KernelSpec:
     phases = table.get("phase")
     if not isinstance(phases, list) or not phases:
         raise ConfigError(f"{kw}: needs at least one [[kernel.phase]]")
+    ctas = _num(table, "ctas", kw, integer=True)
+    warps = _num(table, "warps_per_cta", kw, integer=True)
     op, dep0, dep1, trans, pl1, pl2, pwr, ph_start, ph_len, ph_iters = ([] for _ in range(10))
+    per_warp = 0
     for p, phase in enumerate(phases):
         pw = f"{kw} phase {p}"
+        if not isinstance(phase, dict):
+            raise ConfigError(f"{pw}: must be a table with 'iterations' and 'body'")
         iters = _num(phase, "iterations", pw, integer=True)
         rows = _compile_phase(phase.get("body"), pw)
+        per_warp += len(rows) * iters
+        if ctas * warps * per_warp > MAX_WARP_INSTRUCTIONS:  # Python integers: exact
+            raise ConfigError(
+                f"{kw}: {ctas:,} CTAs x {warps:,} warps x {per_warp:,} instructions per warp "
+                f"(so far) is more than the {MAX_WARP_INSTRUCTIONS:,} warp instructions a "
+                "run may execute")
         base = len(op)
         ph_start.append(base)
         ph_len.append(len(rows))
@@ -410,12 +438,9 @@ def _compile_kernel(table: dict, suite: str, where: str) -> KernelSpec:
     }
     return KernelSpec(
         name=name, suite=suite, category=table["category"], description=table["description"],
-        raw=table, ctas=_num(table, "ctas", kw, integer=True),
-        warps_per_cta=_num(table, "warps_per_cta", kw, integer=True),
-        footprint_bytes=_num(table, "footprint_bytes", kw, positive=False, integer=True,
-                             default=0),
-        shared_bytes_per_cta=_num(table, "shared_bytes", kw, positive=False, integer=True,
-                                  default=0),
+        raw=table, ctas=ctas, warps_per_cta=warps,
+        footprint_bytes=_bytes(table, "footprint_bytes", kw),
+        shared_bytes_per_cta=_bytes(table, "shared_bytes", kw),
         program=program,
         max_ctas_per_sm=_num(table, "ctas_per_sm", kw, integer=True, default=0))
 

@@ -55,7 +55,7 @@ import pyarrow as pa
 
 from sim import SIM_VERSION
 from sim import _kernels as K
-from sim.config import ConfigError, GpuConfig, KernelSpec, load_gpu
+from sim.config import MAX_WARP_INSTRUCTIONS, ConfigError, GpuConfig, KernelSpec, load_gpu
 
 DEFAULT_INTERVAL_INSTRUCTIONS = 100_000
 
@@ -134,8 +134,9 @@ def check_run(gpu: GpuConfig, kernel: KernelSpec, n_sm: int, ctas_per_sm: int | 
     (None: the hardware's) and interval size (warp instructions)."""
     if not 1 <= n_sm <= gpu.n_sm:
         raise ConfigError(f"n_sm must be in 1..{gpu.n_sm}, got {n_sm}")
-    if interval_instructions <= 0:
-        raise ConfigError("interval_instructions must be positive")
+    if not 0 < interval_instructions <= MAX_WARP_INSTRUCTIONS:
+        raise ConfigError(f"interval_instructions must be in 1..{MAX_WARP_INSTRUCTIONS:,} "
+                          f"(warp instructions), got {interval_instructions:,}")
     if ctas_per_sm is not None and ctas_per_sm < 1:
         raise ConfigError(f"ctas_per_sm must be >= 1, got {ctas_per_sm}")
     if kernel.cta_slots(gpu) < 1:

@@ -65,6 +65,21 @@ class GivenController:
         return self.controller
 
 
+# Runs one sweep may plan (all seeds together): 160 times the long suite's three-seed sweep
+# (609 runs). Planning a grid holds every run in memory, and a grid of 10^8 runs took minutes
+# to refuse later or never ended (issue 41 item 4).
+MAX_SWEEP_RUNS = 100_000
+# The largest seed: run.seed is a BIGINT
+MAX_SEED = 2**63 - 1
+
+
+def check_sweep_size(runs: int) -> None:
+    """Refuse, before a grid is expanded, a sweep of more than MAX_SWEEP_RUNS runs."""
+    if runs > MAX_SWEEP_RUNS:
+        raise ConfigError(f"the sweep has {runs:,} runs, more than the {MAX_SWEEP_RUNS:,} one "
+                          "sweep may plan: sweep fewer kernels, settings or seeds at a time")
+
+
 def plan(gpu: GpuConfig, suite: Suite, kernels: list[str] | None = None,
          core_mhz: list[float] | None = None, mem_mhz: list[float] | None = None,
          sms: list[int] | None = None, ctas: list[int | None] | None = None,
@@ -79,6 +94,9 @@ def plan(gpu: GpuConfig, suite: Suite, kernels: list[str] | None = None,
     sm_list = list(sms) if sms else [gpu.n_sm]
     cta_list = list(ctas) if ctas else [None]
     n_inst = int(interval_instructions or DEFAULT_INTERVAL_INSTRUCTIONS)
+    check_sweep_size(len(specs) * len(cores) * len(mems) * len(sm_list) * len(cta_list))
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"a seed is an integer in 0..{MAX_SEED:,} (a BIGINT), got {seed:,}")
     # the whole grid is checked before anything runs, so a bad setting stops the sweep whole
     for n in sm_list:
         if n not in gpu.sm_counts:
@@ -109,7 +127,8 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
     A worker whose parent process is gone (killed with SIGKILL, say) exits by itself.
     """
     todo = list(tasks)
-    if jobs <= 1 or len(todo) <= 1:
+    jobs = worker_count(jobs, len(todo))
+    if jobs <= 1:
         for task in todo:
             yield simulate_task(task)
         return
@@ -129,6 +148,17 @@ def simulate_tasks(tasks: Iterable[Task], jobs: int = 1) -> Iterator[SimResult]:
                     pending.add(pool.submit(simulate_task, nxt))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def worker_count(jobs: int, tasks: int) -> int:
+    """The worker processes worth starting for ``tasks`` runs: at most one per run and per
+    CPU this process may use (``--jobs 100000`` on 4 runs started 100,000 processes: load 62
+    on a 2-core machine; issue 41 item 4)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(jobs, tasks, cpus))
 
 
 def worker_pool(jobs: int) -> ProcessPoolExecutor:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 
 from gpudb.store.db import GpudbError
 from sim.model import SimResult
-from sim.sweep import Task, simulate_task
+from sim.sweep import Task, simulate_task, worker_count
 
 # Warp instructions per chunk: 2-10 s of one worker at the simulator's 5-50 M warp
 # instructions/s (`gpudb bench sim`), long enough that scheduling costs little, short enough
@@ -79,7 +79,7 @@ def simulate_on_cluster(tasks: list[Task], scheduler: str, jobs: int = 1,
     try:
         if scheduler == "local":
             cluster = distributed.LocalCluster(
-                n_workers=jobs, threads_per_worker=1, processes=True,
+                n_workers=worker_count(jobs, len(tasks)), threads_per_worker=1, processes=True,
                 dashboard_address=None, silence_logs=logging.ERROR)
             client = distributed.Client(cluster)
         else:

@@ -18,7 +18,7 @@ from gpudb.simulate.runner import Planned, Progress, simulate_and_store
 from gpudb.store.db import connect
 from gpudb.store.runs import experiment_id
 from sim.config import GpuConfig, Suite, load_gpu, load_suite
-from sim.sweep import plan
+from sim.sweep import check_sweep_size, plan
 
 
 def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
@@ -48,9 +48,12 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
     name = experiment or f"sim-{gpu.name}-{suite.name}"
     description = (f"simulated sweep of suite {suite.name} on {gpu.name} "
                    f"({suite.description})")
-    planned = [Planned(task, name, description) for one in seeds
-               for task in plan(gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
-                                interval_instructions, one)]
+    planned = []
+    for one in seeds:
+        tasks = plan(gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
+                     interval_instructions, one)
+        check_sweep_size(len(tasks) * len(seeds))  # before the other seeds' grids
+        planned += [Planned(task, name, description) for task in tasks]
     with closing(connect(db_path)) as con:
         summary = simulate_and_store(con, planned, jobs, progress, scheduler,
                                      chunk_instructions)

@@ -381,12 +381,12 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
-    """The bytes of the regular file ``path``, ``what`` it should be ("a calibration file
-    (TOML)"), of at most ``max_bytes``. Opened without blocking and checked on the open
-    descriptor, so a FIFO cannot hang the command and /dev/zero cannot fill memory; a
-    directory, device, FIFO, socket, missing, unreadable or larger file is a GpudbError of
-    one line."""
+def open_regular(path: str | os.PathLike, max_bytes: int, what: str) -> int:
+    """A descriptor of the regular file ``path``, ``what`` it should be ("a calibration file
+    (TOML)"), of at most ``max_bytes``, for the caller to read and close. Opened without
+    blocking and checked on the open descriptor, so a FIFO cannot hang the command and
+    /dev/zero cannot fill memory; a directory, device, FIFO, socket, missing, unreadable or
+    larger file is a GpudbError of one line."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
@@ -398,9 +398,19 @@ def read_regular(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise GpudbError(f"{path} is {file_kind(info.st_mode)}, not {what}")
-        too_big = GpudbError(f"{path} is larger than {max_bytes:,} bytes, too large for {what}")
         if info.st_size > max_bytes:
-            raise too_big
+            raise GpudbError(f"{path} is larger than {max_bytes:,} bytes, too large for {what}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
+    """The bytes of the regular file ``path`` (:func:`open_regular`), at most ``max_bytes``
+    even of a file still growing."""
+    fd = open_regular(path, max_bytes, what)
+    try:
         chunks, size = [], 0
         while size <= max_bytes:  # a file still growing stops at the limit too
             block = os.read(fd, max_bytes + 1 - size)
@@ -409,7 +419,7 @@ def read_regular(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
             chunks.append(block)
             size += len(block)
         if size > max_bytes:
-            raise too_big
+            raise GpudbError(f"{path} is larger than {max_bytes:,} bytes, too large for {what}")
         return b"".join(chunks)
     except OSError as exc:
         raise GpudbError(f"cannot read {path}: {exc.strerror or exc}") from None

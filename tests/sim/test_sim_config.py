@@ -109,3 +109,46 @@ def test_unknown_names_are_clear():
         load_gpu("gtx48")
     with pytest.raises(ConfigError, match="no kernel named"):
         load_suite("default").kernel("nope")
+
+
+def _grid(ctas=1, warps=1, iterations=1, n=1, **more):
+    table = {"name": "k", "category": "c", "description": "d", "ctas": ctas,
+             "warps_per_cta": warps, "phase": [{"iterations": iterations,
+                                                "body": [{"op": "alu", "n": n}]}], **more}
+    return kernel_from_table(table)
+
+
+@pytest.mark.parametrize("sizes, message", [
+    # before: each ran without bound (or until int64 overflowed)
+    ({"n": 2**63}, "body expands to more than 128 instructions (max 128; instruction 0 "
+                   "repeats 9,223,372,036,854,775,808 times)"),
+    ({"ctas": 10**12}, "1,000,000,000,000 CTAs x 1 warps x 1 instructions per warp (so far) "
+                       "is more than the 10,000,000,000 warp instructions a run may execute"),
+    ({"ctas": 2**63 - 1, "warps": 2**63 - 1}, "is more than the 10,000,000,000"),
+    ({"iterations": 10**15}, "1 CTAs x 1 warps x 1,000,000,000,000,000 instructions per warp"),
+    ({"footprint_bytes": 2**62}, "'footprint_bytes' must be at most 1,099,511,627,776 bytes"),
+    ({"shared_bytes": 2**63 - 1}, "'shared_bytes' must be at most 1,099,511,627,776 bytes"),
+])
+def test_a_suite_is_bounded_by_what_a_run_can_execute(sizes, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        _grid(**sizes)
+
+
+def test_the_bound_admits_the_long_suite_with_room():
+    from sim.config import MAX_WARP_INSTRUCTIONS
+
+    largest = max(k.warp_instructions for k in load_suite("long").kernels)
+    assert largest == 22_118_400 and MAX_WARP_INSTRUCTIONS > 400 * largest
+    assert _grid(ctas=10_000, warps=10, iterations=1000, n=100).warp_instructions == 10**10
+
+
+def test_a_derived_scale_is_bounded_too(tmp_path):
+    base = tmp_path / "base.toml"
+    base.write_text('name = "base"\n[[kernel]]\nname = "k"\ncategory = "c"\n'
+                    'description = "synthetic"\nctas = 4\nwarps_per_cta = 1\n'
+                    '[[kernel.phase]]\niterations = 2\nbody = [{op = "alu"}]\n')
+    derived = tmp_path / "big.toml"
+    derived.write_text(f'name = "big"\nbase = "{base}"\n[[kernel]]\nname = "k"\n'
+                       f'ctas_scale = {2**62}\n')
+    with pytest.raises(ConfigError, match="warp instructions a run may execute"):
+        load_suite(derived)

@@ -375,3 +375,27 @@ def test_a_size_the_database_holds_under_another_name_keeps_the_suffix(logs, fre
             ("gpgpusim/gesummv__SIZE2_1:_Z14gesummv_kernelPfS_S_S_S_:1", [900.0])]
     finally:
         con.close()
+
+
+def test_a_file_without_a_banner_in_its_first_lines_is_refused_early(some_db, tmp_path):
+    """Issue 41 item 4: a 100 MB log of blank lines took 68 s and 1.16 GB (the whole file as
+    a list of lines) to be refused; lines are now read one at a time and a file without the
+    simulator's banner in its first 10,000 lines is refused there."""
+    blank = tmp_path / "blank.out"
+    blank.write_text("\n" * 50_000 + "        *** GPGPU-Sim Simulator Version 3.2.1 ***\n")
+    _refused(some_db, [blank], "not GPGPU-Sim or Accel-Sim output (no simulator banner in its "
+                               "first 10,000 lines)")
+
+
+def test_a_power_report_may_start_with_a_byte_order_mark(logs, fresh_db, tmp_path):
+    """Before: refused as having no entry for launch 1 (the BOM glued to `kernel_name`)."""
+    out = _copy(logs, PEBENCH, tmp_path)
+    report = next(out.parent.glob("gpgpusim_power_report__*"))
+    report.write_bytes(b"\xef\xbb\xbf" + report.read_bytes())
+    result = _run(fresh_db, out)
+    assert result.exit_code == 0, result.output
+    con = gpudb.connect(fresh_db, read_only=True)
+    try:
+        assert _metric(con, LAUNCHES[3][1], "gpu_avg_power_w") == LAUNCHES[3][6]
+    finally:
+        con.close()

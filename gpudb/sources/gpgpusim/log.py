@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,9 +136,13 @@ _AS_PRINTED = ("gpu_ipc", "gpu_tot_sim_cycle", "gpu_tot_sim_insn", "gpu_tot_ipc"
                "gpu_tot_issued_cta")
 _BLOCK_END = "gpgpu_simulation_time"
 _INT64_MAX = 2**63 - 1
-# the most a log or a power report may hold (GPGPU-Sim's largest logs are a few hundred MB;
-# the whole file is read at once)
+# the most a log or a power report may hold (GPGPU-Sim's largest logs are a few hundred MB)
 MAX_LOG_BYTES = 4 << 30
+# characters of one line kept: a line of the statistics is tens of characters, an option's a few
+# hundred; the rest of a longer line is skipped unread into memory
+MAX_LINE_CHARS = 1 << 16
+# lines of a log read before its simulator banner must have been seen
+BANNER_LINES = 10_000
 
 
 def _number(text: str) -> float | None:
@@ -148,15 +153,27 @@ def _number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _read_lines(path: Path, what: str) -> list[str]:
-    """The lines of a regular file (a FIFO would hang the read, /dev/zero never end)."""
-    from gpudb.store.trust import read_regular
+def _read_lines(path: Path, what: str) -> Iterator[str]:
+    """The lines of a regular file (a FIFO would hang the read, /dev/zero never end), one at
+    a time, each cut at MAX_LINE_CHARS: memory follows what the parser keeps, not the file (a
+    100 MB log of blank lines took 1.16 GB as a list of lines; issue 41 item 4). A UTF-8
+    byte order mark at the start is dropped (a power report starting with one read as having
+    no entry for launch 1)."""
+    from gpudb.store.trust import open_regular
 
     try:
-        data = read_regular(path, MAX_LOG_BYTES, what)
+        fd = open_regular(path, MAX_LOG_BYTES, what)
     except GpudbError as exc:
         raise LogError(str(exc)) from None
-    return data.decode("utf-8", errors="replace").splitlines()
+    try:
+        with open(fd, encoding="utf-8-sig", errors="replace", newline=None) as text:
+            while line := text.readline(MAX_LINE_CHARS):
+                if not line.endswith("\n") and len(line) == MAX_LINE_CHARS:
+                    while (rest := text.readline(MAX_LINE_CHARS)) and not rest.endswith("\n"):
+                        pass
+                yield line.rstrip("\n")
+    except OSError as exc:
+        raise LogError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def is_sim_log(path: Path) -> bool:
@@ -206,6 +223,11 @@ def parse_log(path: str | Path) -> SimLog:
     last_transfer: tuple[int, str] | None = None
     last_end = 0
     for number, line in enumerate(lines, 1):
+        if number > BANNER_LINES and simulator is None and accel is None:
+            # both print their banner in a log's first lines (line 3 of the shared logs):
+            # a file without one is refused now, not after reading it all
+            raise LogError(f"{path}: not GPGPU-Sim or Accel-Sim output (no simulator banner "
+                           f"in its first {BANNER_LINES:,} lines)")
         if block is None:
             if simulator is None and (m := _BANNER.search(line)):
                 simulator = "GPGPU-Sim " + " ".join(m.group(1).split())

@@ -179,7 +179,59 @@ def resolve_names(con: duckdb.DuckDBPyConnection,
         known = [*predictor_names(), "oracle", *(n for n in stored if n not in predictor_names())]
         if not any(predictor == n or predictor.startswith(f"{n}_") for n in known):
             raise GpudbError(unknown("predictor", predictor, known))
+    _check_values(con, values)
     return out
+
+
+# Parameters of the stored queries that take a number: (whole number, smallest, strict). A value
+# outside its domain (NaN, -inf, a negative seed, text) answered an empty or default table that
+# read like a result (issue 41 item 6).
+_NUMBERS = {"seed": (True, 0, False), "clusters": (True, 1, False),
+            "min_dwell": (True, 1, False), "max_down_steps": (True, 0, False),
+            "max_loss_pct": (False, 0, False), "hysteresis_pct": (False, 0, False),
+            "base_mhz": (False, 0, True), "base_mem_mhz": (False, 0, True),
+            "core_mhz": (False, 0, True), "mem_mhz": (False, 0, True)}
+# Parameters whose values the query's description does not list in the form bind() reads
+_WORDS = {"kernels": ("all", "each"), "split": ("validation", "training")}
+# Numbers that must be among the database's: {parameter: SQL of the values there}
+_PRESENT = {
+    "seed": "SELECT seed FROM run WHERE seed IS NOT NULL UNION SELECT seed FROM wu_model",
+    "clusters": "SELECT clusters FROM wu_model",
+    "base_mhz": "SELECT DISTINCT core_mhz FROM run",
+    "core_mhz": "SELECT DISTINCT core_mhz FROM run",
+    "base_mem_mhz": "SELECT DISTINCT mem_mhz FROM run",
+    "mem_mhz": "SELECT DISTINCT mem_mhz FROM run",
+}
+
+
+def _check_values(con: duckdb.DuckDBPyConnection, values: dict[str, str | None]) -> None:
+    """Refuse, in one line, a numeric parameter outside its domain or absent from the
+    database, and a word outside its choices."""
+    import math
+
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name in _WORDS and value not in _WORDS[name]:
+            raise GpudbError(f"{name} must be one of {', '.join(_WORDS[name])} (got {value!r})")
+        if name not in _NUMBERS:
+            continue
+        whole, least, strict = _NUMBERS[name]
+        try:
+            number = int(value) if whole else float(value)
+        except ValueError:
+            number = None
+        if number is None or not math.isfinite(number) or number < least or (
+                strict and number == least):
+            kind = "a whole number" if whole else "a finite number"
+            raise GpudbError(f"{name} must be {kind} {'>' if strict else '>='} {least} "
+                             f"(got {value!r})")
+        if name in _PRESENT:
+            there = sorted(r[0] for r in con.execute(_PRESENT[name]).fetchall())
+            if number not in there:
+                shown = [f"{v:g}" if isinstance(v, float) else str(v) for v in there]
+                raise GpudbError(f"no {name} {value} in this database ("
+                                 + (f"there: {listing(shown)})" if shown else "it holds none)"))
 
 
 def resolve_kernel(con: duckdb.DuckDBPyConnection, name: str) -> str:

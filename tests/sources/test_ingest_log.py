@@ -399,3 +399,46 @@ def test_a_power_report_may_start_with_a_byte_order_mark(logs, fresh_db, tmp_pat
         assert _metric(con, LAUNCHES[3][1], "gpu_avg_power_w") == LAUNCHES[3][6]
     finally:
         con.close()
+
+
+def _edited(logs, tmp_path, edit_out=None, edit_report=None) -> Path:
+    """The pebench run folder, its .out and power report passed through the edits."""
+    out = _copy(logs, PEBENCH, tmp_path)
+    report = next(out.parent.glob("gpgpusim_power_report__*"))
+    if edit_out:
+        out.write_text(edit_out(out.read_text()))
+    if edit_report:
+        report.write_text(edit_report(report.read_text()))
+    return out
+
+
+@pytest.mark.parametrize("edit_out, edit_report, message", [
+    # issue 41 item 6: each was stored (a wrong accept) before
+    (None, lambda r: r + r.replace("59.6391", "999"),
+     "line 164: a second entry for launch 1 (the first at line 1): which one belongs to the "
+     "launch is not known"),
+    (lambda o: o.replace("-gpgpu_clock_domains 600.0:", "-gpgpu_clock_domains 1e308:"), None,
+     "-gpgpu_clock_domains '1e308:1200.0:600.0:900.0' is not four clocks <core>:<icnt>:<l2>:"
+     "<dram> in MHz, each above 0 and at most 10,000"),
+    (lambda o: o.replace("gpu_ipc =     203.7164", "gpu_ipc = -1e308"), None,
+     "gpu_ipc is -1e+308: a rate or a count is not negative"),
+    (None, lambda r: r.replace("gpu_avg_ICP, = 0.226979", "gpu_avg_ICP, = -5"),
+     "line 7: gpu_avg_ICP = -5 is negative: a power or an activity count is not"),
+    (lambda o: o.replace("gpu_sim_insn = 8085504", "gpu_sim_insn = 808_5504"), None,
+     "gpu_sim_insn is missing, not a whole number"),
+    (lambda o: o.replace("-gpgpu_n_clusters                      14",
+                         "-gpgpu_n_clusters                      14\n-gpgpu_n_clusters 15"),
+     None, "option -gpgpu_n_clusters is given twice, '14' and '15'"),
+    # tracebacks before
+    (lambda o: o.replace("-gpgpu_n_clusters                      14",
+                         "-gpgpu_n_clusters ²"), None,
+     "option -gpgpu_n_clusters is '\\xb2', not a whole number in 1..65,536"),
+    (lambda o: o.replace("-gpgpu_n_clusters                      14",
+                         "-gpgpu_n_clusters " + "9" * 5000), None,
+     "not a whole number in 1..65,536"),
+    (lambda o: o.replace("gpu_sim_insn = 8085504", "gpu_sim_insn = " + "9" * 5000), None,
+     "gpu_sim_insn is missing, not a whole number"),
+])
+def test_values_no_gpu_reports_are_refused(logs, some_db, tmp_path, edit_out, edit_report,
+                                           message):
+    _refused(some_db, [_edited(logs, tmp_path, edit_out, edit_report)], message)

@@ -53,6 +53,7 @@ from gpudb.sources.gpgpusim.log import (
     is_sim_log,
     parse_log,
     parse_power_report,
+    whole_count,
 )
 from gpudb.sources.write import Batch, FileRecord, Part, Report, file_sha256, write
 from gpudb.store.db import first_row
@@ -404,6 +405,11 @@ def _check_stored_gpus(con: duckdb.DuckDBPyConnection, staged: list[_Staged],
                            f"database has {have[0]}: name another with --gpu")
 
 
+def _per_sm(value: int | None) -> int | None:
+    """A per-SM limit the gpu table's INTEGER column holds (else unknown: NULL)."""
+    return value if value and value < 2**31 else None
+
+
 def _part(stage: _Staged, gpu_id: str | None) -> Part:
     """The rows of one staged log for the writer: the simulated GPU (its configuration as
     the log prints it), its clocks, the launches' kernels, runs, intervals and metrics."""
@@ -415,9 +421,9 @@ def _part(stage: _Staged, gpu_id: str | None) -> Part:
         gpu=pa.Table.from_pylist([{
             "gpu_id": gid, "name": f"{log.simulator} configuration, {log.n_sm} SMs",
             "n_sm": log.n_sm,
-            "max_warps_per_sm": (int(threads) // int(warp) if threads.isdigit()
-                                 and warp.isdigit() and int(warp) else None),
-            "max_ctas_per_sm": int(ctas) if ctas.isdigit() and int(ctas) else None,
+            "max_warps_per_sm": _per_sm(whole_count(threads) // whole_count(warp)
+                                        if whole_count(threads) and whole_count(warp) else None),
+            "max_ctas_per_sm": _per_sm(whole_count(ctas)),
             "config": json.dumps({"simulator": log.simulator, "options": log.options})}]),
         pstates=pa.Table.from_pylist([
             {"gpu_id": gid, "domain": "core", "freq_mhz": log.clocks.core_mhz},

@@ -145,12 +145,32 @@ MAX_LINE_CHARS = 1 << 16
 BANNER_LINES = 10_000
 
 
+# a number as GPGPU-Sim prints one: ASCII digits, an optional fraction and exponent (Python's
+# float() also takes '4_6554', '١٢' and 'infinity'; issue 41 item 6)
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# the digits of the largest count stored (a BIGINT): a longer run of digits is not a count
+_COUNT_DIGITS = 19
+# the highest clock a domain may have, MHz: 10 GHz, past any GPU's
+MAX_CLOCK_MHZ = 10_000.0
+# the most SMs a log may configure (n_sm is an INTEGER; the largest GPUs have a few hundred)
+MAX_SMS = 65_536
+
+
 def _number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
+    """A finite number written as GPGPU-Sim writes one, else None."""
+    if len(text) > 400 or not _DECIMAL.fullmatch(text):
         return None
+    value = float(text)
     return value if math.isfinite(value) else None
+
+
+def whole_count(text: str) -> int | None:
+    """A count of ASCII digits that a BIGINT holds, else None (int() takes a superscript or
+    Arabic-Indic digit, and raised on 5,000 digits: tracebacks)."""
+    if not (0 < len(text) <= _COUNT_DIGITS and text.isascii() and text.isdigit()):
+        return None
+    value = int(text)
+    return value if value <= _INT64_MAX else None
 
 
 def _read_lines(path: Path, what: str) -> Iterator[str]:
@@ -192,18 +212,20 @@ def _clocks(path: Path, options: dict[str, str]) -> Clocks:
         raise LogError(f"{path}: no -gpgpu_clock_domains option: not GPGPU-Sim 3.x/Accel-Sim "
                        "output with its option dump")
     parts = [_number(p) for p in text.split(":")]
-    if len(parts) != 4 or any(p is None or p <= 0 for p in parts):
-        raise LogError(f"{path}: -gpgpu_clock_domains {text!r} is not four positive clocks "
-                       "<core>:<icnt>:<l2>:<dram> in MHz")
+    if len(parts) != 4 or any(p is None or not 0 < p <= MAX_CLOCK_MHZ for p in parts):
+        raise LogError(f"{path}: -gpgpu_clock_domains {text!r} is not four clocks "
+                       f"<core>:<icnt>:<l2>:<dram> in MHz, each above 0 and at most "
+                       f"{MAX_CLOCK_MHZ:,.0f}")
     return Clocks(*parts)
 
 
 def _count(path: Path, options: dict[str, str], name: str) -> int:
     text = options.get(name)
-    if text is None or not text.isdigit() or int(text) <= 0:
-        raise LogError(f"{path}: option -{name} is {'missing' if text is None else repr(text)},"
-                       " not a positive whole number")
-    return int(text)
+    value = None if text is None else whole_count(text)
+    if value is None or not 0 < value <= MAX_SMS:
+        raise LogError(f"{path}: option -{name} is {'missing' if text is None else ascii(text)},"
+                       f" not a whole number in 1..{MAX_SMS:,}")
+    return value
 
 
 def parse_log(path: str | Path) -> SimLog:
@@ -234,11 +256,20 @@ def parse_log(path: str | Path) -> SimLog:
             elif accel is None and (m := _ACCEL.search(line)):
                 accel = m.group(1)
             elif not launches and (m := _OPTION.match(line)):
-                options.setdefault(m.group(1), m.group(2))
+                name, value = m.group(1), m.group(2)
+                if options.get(name, value) != value and name[:1].isalpha():
+                    raise LogError(f"{path}: line {number}: option -{name} is given twice, "
+                                   f"{ascii(options[name])} and {ascii(value)}: which one "
+                                   "the simulator ran with is not known")
+                options.setdefault(name, value)
             elif app is None and line.startswith("self exe links to:"):
                 app = Path(line.split(":", 1)[1].strip()).name or None
             elif m := _SAMPLE.search(line):
-                pending.append((int(m.group(1)), int(m.group(2))))
+                sample = (whole_count(m.group(1)), whole_count(m.group(2)))
+                if None in sample:
+                    raise LogError(f"{path}: line {number}: periodic statistics with a count "
+                                   "that is not a whole number a BIGINT holds")
+                pending.append(sample)
             elif m := _TRANSFER.match(line):
                 last_transfer = (number, m.group(1))
             elif line.startswith("kernel_name ="):
@@ -258,14 +289,18 @@ def parse_log(path: str | Path) -> SimLog:
             block["cache"] = True
             continue
         if block["cache"] and (m := _ACCESS.search(line)):
-            block["l2"][0] += int(m.group(1))
-            block["l2"][1] += int(m.group(2))
+            access, miss = whole_count(m.group(1)), whole_count(m.group(2))
+            if access is None or miss is None:
+                raise LogError(f"{path}: line {number}: an L2 bank's Access/Miss count is not a "
+                               "whole number a BIGINT holds")
+            block["l2"][0] += access
+            block["l2"][1] += miss
             block["cache"] = None
             continue
         if line.startswith("Stall:") and "W0_Idle:" in line:
             for item in line.split():
                 name, _, value = item.partition(":")
-                if value.isdigit():
+                if whole_count(value) is not None:
                     block["warps"][f"warp_occupancy[{name}]"] = float(value)
             continue
         if m := _ASSIGN.match(line):
@@ -325,6 +360,9 @@ def _launch(path: Path, block: dict, raw_prev: dict[str, float],
                        "below the launch's own gpu_sim_cycle/gpu_sim_insn")
     for name in _AS_PRINTED:
         if name in values:
+            if values[name] < 0:
+                raise LogError(f"{where}: {name} is {values[name]:g}: a rate or a count is not "
+                               "negative")
             launch.metrics[name] = values[name]
     raw = {n: v for n, v in values.items() if _COUNTER.match(n) and "rate" not in n}
     raw.update(block["warps"])
@@ -404,6 +442,7 @@ def parse_power_report(path: str | Path) -> list[PowerEntry]:
                                   current["average"]))
 
     lines = _read_lines(path, "a GPUWattch/AccelWattch power report")
+    seen: dict[int, int] = {}   # launch uid -> line of its entry
     for number, line in enumerate(lines, 1):
         if line.startswith("kernel_name ="):
             close()
@@ -413,14 +452,22 @@ def parse_power_report(path: str | Path) -> list[PowerEntry]:
             continue
         key, text = m.group(1), m.group(2)
         if key == "kernel_launch_uid":
-            current["uid"] = int(text) if text.isdigit() else None
+            current["uid"] = whole_count(text)
+            if current["uid"] is not None and current["uid"] in seen:
+                raise LogError(f"{path}: line {number}: a second entry for launch "
+                               f"{current['uid']} (the first at line {seen[current['uid']]}): "
+                               "which one belongs to the launch is not known")
+            if current["uid"] is not None:
+                seen[current["uid"]] = current["line"]
             continue
         value = _number(text)
         if value is None:
-            raise LogError(f"{path}: line {number}: {key} = {text!r} is not a finite number")
+            raise LogError(f"{path}: line {number}: {key} = {ascii(text)} is not a finite "
+                           "number")
+        if value < 0:
+            raise LogError(f"{path}: line {number}: {key} = {text} is negative: a power or an "
+                           "activity count is not")
         if key in ("gpu_avg_power", "kernel_avg_power"):
-            if value < 0:
-                raise LogError(f"{path}: line {number}: {key} = {text} W is negative")
             current["avg"], current["avg_text"] = value, text
         elif key in ("gpu_max_power", "kernel_max_power"):
             current["max"] = value

@@ -88,7 +88,8 @@ def friendly_errors(command):
                 # SIGTERM or SIGHUP landing inside DuckDB, outside any transaction block that
                 # would have turned it back into the KeyboardInterrupt it was
                 raise KeyboardInterrupt from None
-            raise _OneLineError(db.ran_over() or error_line(exc)) from None
+            raise _OneLineError(db.ran_over() or db.damage_line(exc) or error_line(exc)
+                                ) from None
         except RuntimeError as exc:
             if db.interrupted(exc):  # Ctrl-C while DuckDB ran a query
                 raise KeyboardInterrupt from None

@@ -338,7 +338,28 @@ def open_error(path: str, exc: duckdb.Error) -> GpudbError:
             "DuckDB allows one per file and process: open it read-only everywhere, or "
             "writable everywhere, or close the other connection first (an engine: dispose())")
     first_line = text.splitlines()[0] if text else type(exc).__name__
+    if any(sign in text for sign in _DAMAGE):
+        return GpudbError(f"{path} is damaged (cut short or corrupted), nothing written: "
+                          f"restore it from a copy (DuckDB: {first_line})")
     return GpudbError(f"cannot open {path}: {first_line}")
+
+
+def damage_line(exc: duckdb.Error, path: str | None = None) -> str | None:
+    """The one line naming a database as damaged when DuckDB's error says it is (a block
+    read past the end of a file cut short, a checksum that does not match, a database
+    DuckDB invalidated after such a failure), else None."""
+    text = str(exc)
+    if not any(sign in text for sign in _DAMAGE):
+        return None
+    first = text.splitlines()[0] if text else type(exc).__name__
+    named = f"{path} is damaged" if path else "the database file is damaged"
+    return (f"{named} (cut short or corrupted); what this command had not committed is not "
+            f"written: restore it from a copy (DuckDB: {first})")
+
+
+# DuckDB's words for a file that is cut short or whose blocks fail their checksums
+_DAMAGE = ("Could not read enough bytes", "Corrupt database file", "checksum",
+           "database has been invalidated")
 
 
 def applied_migrations(con: duckdb.DuckDBPyConnection,

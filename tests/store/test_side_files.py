@@ -133,3 +133,16 @@ def test_a_long_name_is_built_aside_under_a_short_one(lab, name):
     result = invoke("--db", name, "init")
     assert result.exit_code == 0, result.output
     assert name in os.listdir() and not [n for n in os.listdir() if "gpudb-new" in n]
+
+
+def test_a_file_cut_short_is_named_damaged(lab):
+    """Issue 41 item 6: a file cut near its end was refused with DuckDB's words only ("database
+    has been invalidated" on a write)."""
+    os.truncate(lab, lab.stat().st_size - 786_432)
+    before = digest(lab)
+    for args in (("info",), ("ingest", "tiny.csv", "--mapping", "tiny.toml", "--replace")):
+        line = one_line_error(invoke("--db", lab, *args))
+        assert line.startswith("Error: the database file is damaged (cut short or corrupted); "
+                               "what this command had not committed is not written: restore "
+                               "it from a copy (DuckDB: "), line
+        assert digest(lab) == before

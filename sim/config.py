@@ -34,6 +34,8 @@ from __future__ import annotations
 import copy
 import difflib
 import math
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -207,12 +209,35 @@ def available(kind: str) -> list[str]:
     return sorted(p.stem for p in fixture_dir(kind).glob("*.toml"))
 
 
+# the largest GPU or suite file read: the shipped ones are a few tens of KB
+MAX_FILE_BYTES = 16 << 20
+
+
 def _read(path: Path) -> dict:
+    """A GPU or suite file's TOML tables. Only a regular file of at most MAX_FILE_BYTES is
+    read (opened without blocking: a FIFO hangs nothing); invalid UTF-8 and nesting too deep
+    for the parser are refused as invalid TOML, not tracebacks (issue 41 item 7)."""
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            raise ConfigError(f"{path}: not a regular file of at most {MAX_FILE_BYTES:,} bytes")
+        data = os.read(fd, MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 at byte {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
 
 
 def _num(table: dict, key: str, where: str, positive: bool = True, integer: bool = False,

@@ -5,6 +5,8 @@ the entry point; the commands register on it from their group's module.
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import click
 from click.core import ParameterSource
@@ -83,4 +85,17 @@ def _print_json_tables(ctx, *_result, **_params):
 
 
 def main() -> None:
+    threads = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if threads.lstrip("+-").isdigit() and int(threads) <= 0:
+        # numba raises at import, inside whichever command first loads the simulator: a
+        # traceback (issue 41 item 7); the simulator runs no numba threads of its own
+        echo(f"Error: NUMBA_NUM_THREADS={ascii(threads)} is not a number of threads >= 1, "
+             "which numba needs to load: unset it or give one", err=True)
+        sys.exit(1)
+    try:
+        os.getcwd()
+    except FileNotFoundError:  # every relative path (the default --db) resolves against it
+        echo("Error: the working directory no longer exists (deleted while this shell was in "
+             "it): cd to a folder that exists", err=True)
+        sys.exit(1)
     cli(prog_name="gpudb")

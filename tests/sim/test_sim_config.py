@@ -152,3 +152,15 @@ def test_a_derived_scale_is_bounded_too(tmp_path):
                        f'ctas_scale = {2**62}\n')
     with pytest.raises(ConfigError, match="warp instructions a run may execute"):
         load_suite(derived)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b'name = "x\xff"\n', "not valid TOML: not UTF-8 at byte 9"),
+    (b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n", "not valid TOML: nested too deeply"),
+])
+def test_an_unreadable_suite_is_one_line(tmp_path, content, message):
+    """Issue 41 item 7: tracebacks before (UnicodeDecodeError, RecursionError)."""
+    path = tmp_path / "bad.toml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: {message}")):
+        load_suite(path)

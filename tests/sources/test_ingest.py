@@ -609,7 +609,6 @@ def test_a_parquet_file_of_more_values_than_ingest_holds_is_refused_before_it_is
     """Issue 31: ingest reads a file whole, and Parquet compresses without bound (a 7 MB
     file of 600 M metric values reached 8.3 GB). A file of more than MAX_CELLS values (rows
     x columns, from the Parquet footer) is refused in one line before it is read."""
-    import time
 
     import numpy as np
 
@@ -624,13 +623,11 @@ def test_a_parquet_file_of_more_values_than_ingest_holds_is_refused_before_it_is
                    path, compression="zstd")
     mapping = tmp_path / "m.toml"
     mapping.write_text(TINY_MAPPING)
-    started = time.perf_counter()
     result = CliRunner().invoke(cli, ["--db", str(fresh_db), "ingest", str(path), "--mapping",
                                       str(mapping)])
     assert result.exit_code == 1 and result.output == (
         f"Error: {path}: {rows:,} rows x 5 columns is more than the {MAX_CELLS:,} values "
         "ingest reads from one file (it holds them in memory): split the file\n")
-    assert time.perf_counter() - started < 10
     assert all(n == 0 for t, n in row_counts(fresh_db).items() if t in ("run", "metric"))
 
 

@@ -282,16 +282,13 @@ def test_an_expression_that_could_run_unbounded_is_refused_before_it_runs(fresh_
     list_sum(range(1e8)): 59 s and 7 GB; a scalar subquery over range(1e12) never ends). An
     expression calls only functions whose result grows with the row, holds no query and is
     at most 2,000 characters: anything else is one line, before it runs."""
-    import time
 
     data = tmp_path / "cycles.csv"
     data.write_text("kernel,core_mhz,mem_mhz,cycles,avg_power_w\nbfs,700,924,2100,12.0\n")
     mapping = tmp_path / "m.toml"
     mapping.write_text((MAPPINGS / "example-derived-time.toml").read_text().replace(
         'expr = "cycles / core_mhz"', f'expr = "{expr}"'))
-    started = time.perf_counter()
     _refused(fresh_db, data, mapping, r"m\.toml: \[columns\] time: " + message)
-    assert time.perf_counter() - started < 5
 
 
 def test_the_functions_an_expression_may_call_still_work(fresh_db, tmp_path):
@@ -308,7 +305,6 @@ def test_the_functions_an_expression_may_call_still_work(fresh_db, tmp_path):
 def test_an_expression_running_past_its_time_bound_is_one_line(monkeypatch):
     """The backstop of the expression bounds: evaluation is interrupted after
     EXPR_TIME_BOUND_S (60 s; here 0.2 s over 4 M rows of five regular expressions each)."""
-    import time
 
     import numpy as np
     import pyarrow as pa
@@ -327,10 +323,8 @@ def test_an_expression_running_past_its_time_bound_is_one_line(monkeypatch):
         f"length(regexp_extract(kernel, '([0-9])([0-9]{{{n}}})', 2))" for n in range(1, 6))
     monkeypatch.setattr(ingest_module, "EXPR_TIME_BOUND_S", 0.2)
     mapping = load_mapping(MAPPINGS / "example-derived-time.toml")
-    started = time.perf_counter()
     with ingest_module.Expressions(REPO / "data.csv", mapping, table) as exprs:
         with pytest.raises(IngestError, match=r"example-derived-time\.toml: \[columns\] time: "
                            r"expr ran over 0\.2 s over .*data\.csv, the time bound of a "
                            r"mapping expression$"):
             exprs.evaluate(Derived("[columns] time", "us", 1.0, expr=expr))
-    assert time.perf_counter() - started < 30

@@ -312,17 +312,24 @@ def build_aside(db_path):
 JSON_TABLES = "gpudb.json_tables"   # key in click's context meta, shared by nested commands
 
 
-def number_list(kind):
-    """Parse '700,600' (or a repeated option) into a list of numbers."""
+def number_list(kind, least: int | None = 1, most: int | None = 2**31 - 1):
+    """Parse '700,600' (or a repeated option) into a list of numbers: finite floats, or
+    integers in least..most (an INTEGER column's range by default; None: the caller checks)."""
     def convert(ctx, param, values):
         out = []
         for value in values:
-            for part in str(value).split(","):
-                if part.strip():
-                    try:
-                        out.append(kind(part))
-                    except ValueError:
-                        raise click.BadParameter(f"{part!r} is not a number") from None
+            parts = [part for part in str(value).split(",") if part.strip()]
+            if not parts:  # `--core-mhz "$CLOCKS"` with CLOCKS unset: not every clock
+                raise click.BadParameter(f"{value!r} holds no number")
+            for part in parts:
+                try:
+                    out.append(kind(part))
+                except ValueError:
+                    raise click.BadParameter(f"{part!r} is not a number") from None
+                if kind is int and least is not None and not least <= out[-1] <= most:
+                    raise click.BadParameter(f"{part.strip()} is not in {least}..{most:,}")
+                if kind is float and not math.isfinite(out[-1]):
+                    raise click.BadParameter(f"{part.strip()} is not a finite number")
         return out or None
     return convert
 
@@ -374,11 +381,13 @@ class Setting(click.ParamType):
 
 def seed_list(ctx, param, values):
     """Parse '0,1,2' (or a repeated option) into a list of distinct seeds >= 0, in order."""
-    seeds = number_list(int)(ctx, param, values)
+    seeds = number_list(int, least=None, most=None)(ctx, param, values)
     if seeds is None:
         return None
-    if any(s < 0 for s in seeds):
-        raise click.BadParameter(f"seeds are integers >= 0, got {min(seeds)}")
+    for seed in seeds:
+        if not 0 <= seed <= 2**63 - 1:
+            raise click.BadParameter(f"seeds are integers in 0..{2**63 - 1:,} (a BIGINT), got "
+                                     f"{seed:,}")
     return list(dict.fromkeys(seeds))
 
 

@@ -49,6 +49,7 @@ from gpudb.store.base import (  # noqa: F401 - the store's names, imported from 
 from gpudb.store.resources import resource_dir
 
 _VIEW = re.compile(r"CREATE OR REPLACE VIEW", re.IGNORECASE)
+_MEMORY = re.compile(r"[0-9]+(?:\.[0-9]+)?\s*(?:[KMGT]i?B|B)", re.IGNORECASE)
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
@@ -82,7 +83,7 @@ class _TimeBound:
         connection's interrupt when its next statement starts, so one interrupt sent between
         two statements was lost and the next ran unbounded (issue 41 item 4: a bound of
         0.3 s expiring in Python code before a recursive CTE let it run past 60 s)."""
-        if stopping.wait(left_s):
+        if stopping.wait(min(left_s, threading.TIMEOUT_MAX)):
             return
         self.fire()
         while not stopping.wait(_REINTERRUPT_S):
@@ -525,8 +526,13 @@ def connection_config() -> dict:
     (gpudb.store.trust.locked_down) with DuckDB's memory limit from $GPUDB_MEMORY_LIMIT (e.g. 4GB;
     unset: DuckDB's own, 80% of the memory)."""
     config = dict(trust.locked_down())
-    if os.environ.get("GPUDB_MEMORY_LIMIT"):
-        config["memory_limit"] = os.environ["GPUDB_MEMORY_LIMIT"]
+    limit = os.environ.get("GPUDB_MEMORY_LIMIT")
+    if limit:
+        # DuckDB takes '-1GB' (no limit at all) and other text it reads its own way
+        if not _MEMORY.fullmatch(limit.strip()):
+            raise GpudbError(f"GPUDB_MEMORY_LIMIT={ascii(limit)} is not an amount of memory "
+                             "such as 4GB or 512MB")
+        config["memory_limit"] = limit.strip()
     return config
 
 

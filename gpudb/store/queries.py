@@ -217,10 +217,11 @@ def _check_values(con: duckdb.DuckDBPyConnection, values: dict[str, str | None])
         if name not in _NUMBERS:
             continue
         whole, least, strict = _NUMBERS[name]
-        try:
-            number = int(value) if whole else float(value)
-        except ValueError:
-            number = None
+        # written as SQL reads a number: Python's int() and float() also take '1_0' and '١'
+        plain = re.fullmatch(r"[+-]?[0-9]+" if whole else
+                             r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?",
+                             value.strip()) and len(value) <= 400
+        number = (int(value) if whole else float(value)) if plain else None
         if number is None or not math.isfinite(number) or number < least or (
                 strict and number == least):
             kind = "a whole number" if whole else "a finite number"

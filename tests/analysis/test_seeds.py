@@ -214,7 +214,7 @@ def test_control_over_seeds_is_the_mean_with_its_interval(seeded):
 
 
 def test_seeds_must_be_integers_from_zero(tmp_path):
-    for bad, message in (("0,x", "'x' is not a number"), ("-1", "seeds are integers >= 0")):
+    for bad, message in (("0,x", "'x' is not a number"), ("-1", "seeds are integers in 0..9,223,372,036,854,775,807 (a BIGINT), got -1")):
         result = CliRunner().invoke(cli, ["--db", str(tmp_path / "x.duckdb"), "evaluate",
                                           "control", "--seeds", bad])
         assert result.exit_code == 2 and message in result.output

@@ -366,7 +366,7 @@ def _remove_aside(aside: str) -> None:
     for name in (aside, aside + ".wal"):
         try:
             os.unlink(name)
-        except (FileNotFoundError, NotADirectoryError):
+        except OSError:  # never made: missing, a file as the folder, a read-only file system
             pass
     shutil.rmtree(aside + ".tmp", ignore_errors=True)
 

@@ -146,3 +146,29 @@ def test_a_file_cut_short_is_named_damaged(lab):
                                "what this command had not committed is not written: restore "
                                "it from a copy (DuckDB: "), line
         assert digest(lab) == before
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A read-only file system (a tmpfs mounted read-only), where this machine allows it."""
+    import subprocess
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a read-only tmpfs here: {done.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_a_new_file_on_a_read_only_file_system_is_one_line(lab, read_only_folder):
+    """Issue 41 item 7: the clean-up of the built-aside temporary raised OSError (EROFS)."""
+    target = read_only_folder / "new.duckdb"
+    for args in (("init",), ("ingest", "tiny.csv", "--mapping", "tiny.toml")):
+        assert one_line_error(invoke("--db", target, *args)) == (
+            f"Error: cannot open {target}: IO Error: Cannot open file \"{target}\": Read-only "
+            "file system")

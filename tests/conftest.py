@@ -41,6 +41,7 @@ SLOW_TESTS = frozenset({
     "test_dask_sweep::test_a_worker_killed_mid_sweep_loses_no_run_and_duplicates_none",
     "test_docs::test_the_quickstart_runs_as_printed",
     "test_fuzz::test_fuzz_malformed_inputs_are_refused_in_one_line",
+    "test_fuzz_round4::test_fuzz_round_four",
     "test_ingest::test_malformed_files_never_write",
     "test_plots::test_kernel_names_from_a_file_are_drawn_as_text",
     "test_sim_behaviour::test_full_suite_behaviour_on_gtx480",

@@ -41,7 +41,7 @@ from gpudb.cli import cli
 
 SEED = 41  # the number
 COUNTS = {"params": 200, "suite": 150, "simlog": 100, "sweep": 60, "side": 50, "sql": 60,
-          "threads": 30, "env": 24}
+          "threads": 20, "env": 24}
 CASE_TIMEOUT_S = 60
 
 GPGPUSIM = Path(os.environ.get("GPUDB_SHARED", REPO.parent / "shared")) / "data" / "gpgpusim"
@@ -305,7 +305,7 @@ def make_simlog(tally: Tally, tmp: Path, db: Path | None = None) -> None:
 
 # -- sweep -------------------------------------------------------------------------------------
 
-def make_sweep(tally: Tally, tmp: Path) -> None:
+def make_sweep(tally: Tally, tmp: Path, pristine: Path | None = None) -> None:
     suite = tmp / "one.toml"
     suite.write_text(TINY_SUITE.replace("iterations = 20", "iterations = 2"))
     options = [  # (option, value, valid)
@@ -329,6 +329,8 @@ def make_sweep(tally: Tally, tmp: Path) -> None:
         rng = rng_for("sweep", index)
         option, value, valid = options[index] if index < len(options) else rng.choice(options)
         db = tmp / f"sweep-{index}.duckdb"
+        shutil.copy(pristine, db)  # an existing file: a refusal must leave it byte-identical
+        before = sha256(db)
         args = ["--db", db, "sweep", "--suite", suite, "--core-mhz", "700", "--mem-mhz", "924",
                 "--kernel", "alu", option, value]
         if option in ("--core-mhz", "--mem-mhz", "--kernel"):  # the last one given counts
@@ -339,9 +341,13 @@ def make_sweep(tally: Tally, tmp: Path) -> None:
         if option == "--scheduler":
             args = ["--db", db, "sweep", "--suite", suite, "--kernel", "alu", "--core-mhz",
                     "700", "--mem-mhz", "924", option, value]
+        # the file holds measured runs, so a sweep names its GPU (a fuzzed --gpu, given
+        # later, is the one click keeps)
+        args[3:3] = ["--gpu", "gtx480"]
         outcome = cli_outcome(args)
-        lost = "" if outcome[0] == "accepted" or not db.exists() else "a new file after a refusal"
+        lost = "" if outcome[0] == "accepted" or sha256(db) == before else "a refusal wrote"
         tally.judge(index, f"{option} {value[:40]!a}", outcome, valid, lost)
+        db.unlink()
 
 
 # -- side --------------------------------------------------------------------------------------
@@ -567,7 +573,7 @@ def test_fuzz_round_four(family, tmp_path, request):
         if not PEBENCH.is_dir():
             pytest.skip(f"{PEBENCH} not found: the GPGPU-Sim logs live in ../shared")
         extra["db"] = request.getfixturevalue("pristine")
-    elif family in ("side", "sql", "env"):
+    elif family in ("side", "sql", "env", "sweep"):
         extra["pristine"] = request.getfixturevalue("pristine")
     tally = Tally(family)
     MAKERS[family](tally, tmp_path, **extra)

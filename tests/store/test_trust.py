@@ -543,7 +543,7 @@ def test_duckdbs_memory_limit_comes_from_the_environment(tiny, monkeypatch):
     assert shown.exit_code == 0 and "1.8 GiB" in shown.output, shown.output
     monkeypatch.setenv("GPUDB_MEMORY_LIMIT", "lots")
     assert one_line_error(invoke("--db", tiny, "info")) == (
-        f"Error: cannot open {tiny}: Parser Error: Memory must have a number (e.g. 1GB)")
+        "Error: GPUDB_MEMORY_LIMIT='lots' is not an amount of memory such as 4GB or 512MB")
 
 
 def test_a_new_file_built_aside_never_replaces_one_created_meanwhile(tmp_path):

@@ -223,6 +223,23 @@ def real_file(name: str) -> Path:
     return path
 
 
+def invoke(*args, input=None):
+    """`gpudb ARGS` in this process (CliRunner), every argument as text."""
+    from click.testing import CliRunner
+
+    from gpudb.cli import cli
+
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+def one_line_error(result) -> str:
+    """The one line a refused command printed (exit 1, starting "Error: ")."""
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), lines
+    return lines[0]
+
+
 def row_counts(path) -> dict[str, int]:
     con = gpudb.connect(path, read_only=True)
     try:

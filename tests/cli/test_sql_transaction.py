@@ -7,21 +7,9 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from click.testing import CliRunner
+from conftest import invoke, one_line_error
 
 import gpudb
-from gpudb.cli import cli
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def one_line_error(result) -> str:
-    assert result.exit_code == 1, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), lines
-    return lines[0]
 
 
 def runs(path) -> int:

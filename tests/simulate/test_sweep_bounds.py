@@ -7,17 +7,11 @@ import os
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_line_error
 
 from gpudb.cli import cli
 from sim.config import ConfigError, load_gpu, load_suite
 from sim.sweep import MAX_SWEEP_RUNS, plan, worker_count
-
-
-def one_line_error(result) -> str:
-    assert result.exit_code == 1, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), lines
-    return lines[0]
 
 
 def test_a_grid_larger_than_a_sweep_may_plan_is_refused_before_it_is_expanded(tiny_suite_path):

@@ -11,21 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import TINY_CSV, TINY_MAPPING
-
-from gpudb.cli import cli
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def one_line_error(result) -> str:
-    assert result.exit_code == 1, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), lines
-    return lines[0]
+from conftest import TINY_CSV, TINY_MAPPING, invoke, one_line_error
 
 
 def digest(path: Path) -> str:

@@ -23,8 +23,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
-from conftest import TINY_CSV, TINY_MAPPING, row_counts
+from conftest import TINY_CSV, TINY_MAPPING, invoke, one_line_error, row_counts
 from hostile_files import (  # noqa: F401  (built, tiny, hostile: fixtures)
     SECRET,
     SHADOWS,
@@ -37,21 +36,6 @@ from hostile_files import (  # noqa: F401  (built, tiny, hostile: fixtures)
 )
 
 import gpudb
-from gpudb.cli import cli
-
-
-def invoke(*args, input=None):
-    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
-
-
-def one_line_error(result) -> str:
-    assert result.exit_code == 1, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), lines
-    return lines[0]
-
-
-
 
 
 def test_every_open_is_locked_down(fresh_db, built):

@@ -338,10 +338,10 @@ def open_error(path: str, exc: duckdb.Error) -> GpudbError:
             f"{path} is already open in this process with the other read_only setting; "
             "DuckDB allows one per file and process: open it read-only everywhere, or "
             "writable everywhere, or close the other connection first (an engine: dispose())")
+    damaged = damage_line(exc, path)
+    if damaged:
+        return GpudbError(damaged)
     first_line = text.splitlines()[0] if text else type(exc).__name__
-    if any(sign in text for sign in _DAMAGE):
-        return GpudbError(f"{path} is damaged (cut short or corrupted), nothing written: "
-                          f"restore it from a copy (DuckDB: {first_line})")
     return GpudbError(f"cannot open {path}: {first_line}")
 
 

@@ -13,6 +13,7 @@ empty columns); plots are gpudb.present.plots' own, so the page shows what `gpud
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import os
 import re
@@ -409,10 +410,12 @@ def build(con: duckdb.DuckDBPyConnection, db_path: str | Path, out_dir: str | Pa
             f"<title>gpudb report: {html.escape(Path(db_path).name)}</title>"
             f"<style>{STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
     target = out / "report.html"
+    made = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
         fd, tmp_page = tempfile.mkstemp(dir=out, prefix=".report.", suffix=".html")
     except OSError as exc:  # a folder not writable, a full disk
+        _remove_if_made(out, made)
         raise GpudbError(f"cannot write {target}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -420,8 +423,19 @@ def build(con: duckdb.DuckDBPyConnection, db_path: str | Path, out_dir: str | Pa
         os.chmod(tmp_page, 0o644)
         os.replace(tmp_page, target)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp_page)
+        _remove_if_made(out, made)
         raise GpudbError(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:
         if os.path.exists(tmp_page):
             os.remove(tmp_page)
     return target
+
+
+def _remove_if_made(folder: Path, made: bool) -> None:
+    """The report's folder again, when this call made it and nothing is in it (a full disk
+    left an empty one; issue 41 item 7)."""
+    if made:
+        with contextlib.suppress(OSError):
+            folder.rmdir()

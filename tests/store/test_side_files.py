@@ -134,21 +134,37 @@ def test_a_file_cut_short_is_named_damaged(lab):
         assert digest(lab) == before
 
 
-@pytest.fixture
-def read_only_folder(tmp_path):
-    """A read-only file system (a tmpfs mounted read-only), where this machine allows it."""
+def mounted(folder: Path, options: str):
+    """A tmpfs mounted at ``folder`` with ``options``, where this machine allows it."""
     import subprocess
 
-    folder = tmp_path / "ro"
     folder.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)],
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)],
                           capture_output=True, text=True)
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a read-only tmpfs here: {done.stderr.strip()}")
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
         yield folder
     finally:
         subprocess.run(["umount", str(folder)], check=False)
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A read-only file system."""
+    yield from mounted(tmp_path / "ro", "ro,size=1m")
+
+
+@pytest.fixture
+def full_folder(tmp_path):
+    """A file system with no space left (16 KiB, filled)."""
+    for folder in mounted(tmp_path / "full", "size=16k"):
+        with open(folder / "fill", "wb") as fill:
+            try:
+                fill.write(b"\0" * 65_536)
+            except OSError:
+                pass
+        yield folder
 
 
 def test_a_new_file_on_a_read_only_file_system_is_one_line(lab, read_only_folder):
@@ -158,3 +174,14 @@ def test_a_new_file_on_a_read_only_file_system_is_one_line(lab, read_only_folder
         assert one_line_error(invoke("--db", target, *args)) == (
             f"Error: cannot open {target}: IO Error: Cannot open file \"{target}\": Read-only "
             "file system")
+
+
+def test_figures_reports_and_exports_onto_a_full_disk_are_one_line(lab, full_folder):
+    """Issue 41 item 7: a PDF plot onto a full disk was a traceback. Each writes through a
+    temporary of its own and leaves nothing behind."""
+    for args, target in ((("plot", "mape_by_kernel", "--out"), "x.pdf"),
+                         (("plot", "run_by_setting", "--out"), "x.png"),
+                         (("report", "--out"), "report"), (("export",), "ex")):
+        line = one_line_error(invoke("--db", lab, *args, full_folder / target))
+        assert "No space left on device" in line or "no space left on device" in line, line
+        assert sorted(os.listdir(full_folder)) == ["fill"], args

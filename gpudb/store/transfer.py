@@ -113,7 +113,9 @@ def _write_parquet(con: duckdb.DuckDBPyConnection, query: str, path: Path) -> in
                        metadata=given.metadata)
     rows = 0
     try:
-        with pq.ParquetWriter(path, schema) as writer:
+        # the file opened here and closed whatever the writer's close does: on a full disk
+        # its own file stayed open after the failed write (a descriptor leaked per export)
+        with open(path, "wb") as sink, pq.ParquetWriter(sink, schema) as writer:
             for batch in reader:
                 writer.write_batch(batch if schema == given else batch.cast(schema))
                 rows += batch.num_rows

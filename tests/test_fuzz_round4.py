@@ -25,7 +25,6 @@ import json
 import os
 import random
 import shutil
-import sys
 import threading
 import traceback
 from dataclasses import dataclass, field
@@ -542,22 +541,6 @@ MAKERS = {"params": make_params, "suite": make_suite, "simlog": make_simlog,
           "env": make_env}
 
 
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory) -> Path:
-    """A gpudb file with the tiny measured runs."""
-    from gpudb.sources.tabular.ingest import ingest
-    from gpudb.sources.tabular.mapping import load_mapping
-
-    tmp = tmp_path_factory.mktemp("round4")
-    (tmp / "tiny.csv").write_text(TINY_CSV)
-    (tmp / "tiny.toml").write_text(TINY_MAPPING)
-    path = tmp / "pristine.duckdb"
-    con = gpudb.connect(path)
-    ingest(con, [tmp / "tiny.csv"], load_mapping(tmp / "tiny.toml"))
-    con.close()
-    return path
-
-
 def test_the_round_four_families_bring_the_fuzz_past_2500_inputs():
     from test_fuzz import COUNTS as ROUND_THREE
 
@@ -572,9 +555,9 @@ def test_fuzz_round_four(family, tmp_path, request):
     elif family == "simlog":
         if not PEBENCH.is_dir():
             pytest.skip(f"{PEBENCH} not found: the GPGPU-Sim logs live in ../shared")
-        extra["db"] = request.getfixturevalue("pristine")
+        extra["db"] = request.getfixturevalue("tiny_db_template")
     elif family in ("side", "sql", "env", "sweep"):
-        extra["pristine"] = request.getfixturevalue("pristine")
+        extra["pristine"] = request.getfixturevalue("tiny_db_template")
     tally = Tally(family)
     MAKERS[family](tally, tmp_path, **extra)
     report = {"family": family, "seed": SEED, **tally.counts, "failures": tally.failures}

@@ -11,7 +11,9 @@ module, so every process has them all before its first connection.
 
 DuckDB keeps a Python UDF in the database instance, shared by every connection to the same
 file in one process, and refuses to register a name twice; so :func:`register` adds only the
-names ``duckdb_functions()`` does not list yet. Only module-level functions are registered: a
+names ``duckdb_functions()`` does not list yet. It asks the catalog only once DuckDB refuses a
+name: a scan of ``duckdb_functions()`` (every built-in function) costs tens of milliseconds,
+a third of opening a file, and a new instance (most commands, most connections) has none. Only module-level functions are registered: a
 function object that is garbage-collected while DuckDB still holds it crashes the process
 (docs/DESIGN.md section 7).
 
@@ -52,14 +54,28 @@ def functions() -> tuple[Udf, ...]:
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
-    """Register every UDF this database instance does not have yet."""
+    """Register every UDF this database instance does not have yet (callers hold
+    gpudb.store.db.OPEN_LOCK, so no other thread registers meanwhile)."""
     every = functions()
+    for k, udf in enumerate(every):
+        try:
+            _create(con, udf)
+        except duckdb.CatalogException:
+            # another connection of this process registered them: add only the missing ones
+            _register_missing(con, every[k:])
+            return
+
+
+def _create(con: duckdb.DuckDBPyConnection, udf: Udf) -> None:
+    con.create_function(udf.name, udf.function, list(udf.params), udf.returns, type="arrow",
+                        side_effects=False, null_handling=udf.null_handling)
+
+
+def _register_missing(con: duckdb.DuckDBPyConnection, every: tuple[Udf, ...]) -> None:
     names = [udf.name for udf in every]
     present = {row[0] for row in con.execute(
         "SELECT DISTINCT function_name FROM duckdb_functions() WHERE function_name IN "
         "(SELECT unnest(?::TEXT[]))", [names]).fetchall()}
     for udf in every:
         if udf.name not in present:
-            con.create_function(udf.name, udf.function, list(udf.params), udf.returns,
-                                type="arrow", side_effects=False,
-                                null_handling=udf.null_handling)
+            _create(con, udf)

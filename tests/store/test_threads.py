@@ -62,3 +62,27 @@ def test_threads_on_an_existing_file_all_connect(tmp_path):
     for round_ in range(3):
         assert in_threads(path, 4) == []
         assert rows(path) == sorted(list(range(4)) * (round_ + 1))
+
+
+def test_every_udf_is_there_on_a_first_and_a_second_connection(tmp_path):
+    """A new database instance gets every UDF registered without asking the catalog; a second
+    connection to it in the same process (DuckDB shares UDFs per instance and refuses a name
+    twice) gets the ones it lacks, here none: both answer with every gpudb function."""
+    from gpudb.store import udfs
+    names = sorted(udf.name for udf in udfs.functions())
+    db = tmp_path / "lab.duckdb"
+    first = gpudb.connect(db)
+    second = gpudb.connect(db)
+    try:
+        for con in (first, second):
+            got = sorted(r[0] for r in con.execute(
+                "SELECT DISTINCT function_name FROM duckdb_functions() WHERE function_name IN "
+                "(SELECT unnest(?::TEXT[]))", [names]).fetchall())
+            assert got == names
+        # and they compute: the same call on both connections
+        a = first.execute("SELECT predict_proportional(2.0, 500.0, 1000.0)").fetchone()
+        b = second.execute("SELECT predict_proportional(2.0, 500.0, 1000.0)").fetchone()
+        assert a == b == (1.0,)          # t x f / f_target: 2 ns x 500 / 1000
+    finally:
+        second.close()
+        first.close()

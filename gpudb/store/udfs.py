@@ -13,9 +13,9 @@ DuckDB keeps a Python UDF in the database instance, shared by every connection t
 file in one process, and refuses to register a name twice; so :func:`register` adds only the
 names ``duckdb_functions()`` does not list yet. It asks the catalog only once DuckDB refuses a
 name: a scan of ``duckdb_functions()`` (every built-in function) costs tens of milliseconds,
-a third of opening a file, and a new instance (most commands, most connections) has none. Only module-level functions are registered: a
-function object that is garbage-collected while DuckDB still holds it crashes the process
-(docs/DESIGN.md section 7).
+about a fifth of opening a file, and a new instance (most commands, most connections) has
+none. Only module-level functions are registered: a function object that is garbage-collected
+while DuckDB still holds it crashes the process (docs/DESIGN.md section 7).
 
 All UDFs are Arrow UDFs computing with numpy: ~10x faster than scalar Python UDFs. DuckDB's
 default NULL handling drops rows with a NULL argument before the call and returns NULL for

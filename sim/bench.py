@@ -38,25 +38,32 @@ def _timed(fn) -> tuple[float, object]:
 
 
 def sim_speed(gpu: str = "gtx480", suite: str = "default",
-              kernels: dict[str, str] | None = None, repeat: int = 1) -> list[dict]:
+              kernels: dict[str, str] | None = None, repeat: int = 1,
+              engine: str = "reference") -> list[dict]:
     """Simulated warp instructions per second (one process) for each kernel, at nominal
-    clocks, the best of ``repeat`` runs (one process's speed swings by several per cent from
-    run to run on a shared machine). Rows: {'case', 'kernel', 'instructions', 'seconds' (of
-    the best run), 'warp_instructions_per_s' (the best), 'all_per_s' (every run's), and the
-    simulator's work: 'sm_cycles' (GPU cycles x SMs), 'sm_cycles_processed' (the rest were
-    skipped as idle), 'sm_cycles_issuing' (processed cycles that issued an instruction)}."""
+    clocks, by ``engine``, the best of ``repeat`` runs (one process's speed swings by several
+    per cent from run to run on a shared machine). Rows: {'case', 'kernel', 'engine',
+    'instructions', 'seconds' (of the best run), 'warp_instructions_per_s' (the best),
+    'all_per_s' (every run's), and the simulator's work: 'sm_cycles' (GPU cycles x SMs),
+    'sm_cycles_processed' (the rest were skipped as idle, or copied by the sampled engine),
+    'sm_cycles_issuing' (processed cycles that issued an instruction)}."""
+    from sim.sweep import simulation_class
+
     g = load_gpu(gpu)
     s = load_suite(suite)
+    cls = simulation_class(engine)
     tiny = kernel_from_table(TINY_KERNEL, "bench")
-    simulate(g, tiny, n_sm=2, interval_instructions=200)       # warm-up: load the jit cache
+    # warm-up: load the jit cache (1,000-instruction intervals give the sampled engine copies)
+    cls(g, tiny, n_sm=2, interval_instructions=1000).run()
     rows = []
     for case, name in (kernels or BENCH_KERNELS).items():
-        runs = [_timed(lambda name=name: simulate(g, s.kernel(name))) for _ in range(repeat)]
+        runs = [_timed(lambda name=name: cls(g, s.kernel(name)).run()) for _ in range(repeat)]
         result = runs[0][1]
         n = int(result.run["instructions"])
         seconds = min(t for t, _ in runs)
-        rows.append({"case": case, "kernel": f"{s.name}/{name}", "instructions": n,
-                     "seconds": seconds, "warp_instructions_per_s": n / seconds,
+        rows.append({"case": case, "kernel": f"{s.name}/{name}", "engine": engine,
+                     "instructions": n, "seconds": seconds,
+                     "warp_instructions_per_s": n / seconds,
                      "all_per_s": [n / t for t, _ in runs],
                      "sm_cycles": int(result.extra["end_cycle"][-1]) * int(result.run["n_sm"]),
                      "sm_cycles_processed": int(result.extra["sm_cycles_processed"].sum()),
@@ -80,36 +87,139 @@ def jit_speedup(gpu: str = "gtx480") -> dict:
             "jit_seconds": jit_s, "python_seconds": py_s, "speedup": py_s / jit_s}
 
 
-def bench_sim(gpu: str = "gtx480", suite: str = "default", repeat: int = 3) -> list[dict]:
-    """Every figure of ``gpudb bench sim`` as rows {'metric', 'value', 'unit'}: each kernel's
-    best speed of ``repeat`` runs (with the range), the memory-bound kernel's speed over the
-    compute-bound one's, and the jit against pure Python."""
-    speeds = sim_speed(gpu, suite, repeat=repeat)
+def bench_sim(gpu: str = "gtx480", suite: str = "default", repeat: int = 3,
+              engines=("reference", "sampled")) -> list[dict]:
+    """Every figure of ``gpudb bench sim`` as rows {'metric', 'value', 'unit'}: for each of
+    ``engines``, each kernel's best speed of ``repeat`` runs (with the range), the simulator's
+    work per instruction, and the memory-bound kernel's speed over the compute-bound one's;
+    each engine's speed over the reference's, kernel by kernel (measured in this run); and
+    the jit against pure Python."""
     rows = []
-    for r in speeds:
-        spread = (f"; best of {repeat}, {min(r['all_per_s']) / 1e6:,.2f}-"
-                  f"{max(r['all_per_s']) / 1e6:,.2f} M" if repeat > 1 else "")
-        rows.append({"metric": f"sim_speed_{r['case']}", "value": r["warp_instructions_per_s"],
-                     "unit": f"warp instructions/s ({r['kernel']}, {r['instructions']} "
-                             f"instructions{spread})"})
-    # Where the time goes: how many SM-cycles the model had to process per instruction (an
-    # instruction issues only in a processed cycle, so "issuing" bounds it from below) and
-    # what one processed SM-cycle cost, in the best run.
-    for r in speeds:
-        n, done = r["instructions"], r["sm_cycles_processed"]
-        rows.append({"metric": f"sim_work_{r['case']}", "value": done / n,
-                     "unit": f"SM-cycles processed per warp instruction "
-                             f"({r['sm_cycles_issuing'] / n:.3f} of them issuing; "
-                             f"{done / r['sm_cycles']:.1%} of {r['sm_cycles']:,} SM-cycles, "
-                             f"the rest skipped as idle; {r['seconds'] / done * 1e9:.0f} ns "
-                             "per processed SM-cycle)"})
-    by_case = {r["case"]: r["warp_instructions_per_s"] for r in speeds}
-    if "memory" in by_case and "compute" in by_case:
-        rows.append({"metric": "sim_speed_memory_vs_compute",
-                     "value": by_case["memory"] / by_case["compute"],
-                     "unit": "(memory-bound speed / compute-bound speed)"})
+    by_engine = {}
+    for engine in engines:
+        speeds = sim_speed(gpu, suite, repeat=repeat, engine=engine)
+        by_engine[engine] = {r["case"]: r["warp_instructions_per_s"] for r in speeds}
+        tag = "" if engine == "reference" else f"_{engine}"
+        for r in speeds:
+            spread = (f"; best of {repeat}, {min(r['all_per_s']) / 1e6:,.2f}-"
+                      f"{max(r['all_per_s']) / 1e6:,.2f} M" if repeat > 1 else "")
+            rows.append({"metric": f"sim_speed{tag}_{r['case']}",
+                         "value": r["warp_instructions_per_s"],
+                         "unit": f"warp instructions/s ({engine} engine, {r['kernel']}, "
+                                 f"{r['instructions']} instructions{spread})"})
+        # Where the time goes: how many SM-cycles the model had to process per instruction
+        # (an instruction issues only in a processed cycle, so "issuing" bounds it from
+        # below) and what one processed SM-cycle cost, in the best run.
+        for r in speeds:
+            n, done = r["instructions"], r["sm_cycles_processed"]
+            rows.append({"metric": f"sim_work{tag}_{r['case']}", "value": done / n,
+                         "unit": f"SM-cycles processed per warp instruction "
+                                 f"({r['sm_cycles_issuing'] / n:.3f} of them issuing; "
+                                 f"{done / r['sm_cycles']:.1%} of {r['sm_cycles']:,} "
+                                 "SM-cycles, the rest skipped as idle or copied; "
+                                 f"{r['seconds'] / max(done, 1) * 1e9:.0f} ns per processed "
+                                 "SM-cycle)"})
+        speed = by_engine[engine]
+        if "memory" in speed and "compute" in speed:
+            rows.append({"metric": f"sim_speed{tag}_memory_vs_compute",
+                         "value": speed["memory"] / speed["compute"],
+                         "unit": f"(memory-bound speed / compute-bound speed, {engine} "
+                                 "engine)"})
+    ref = by_engine.get("reference")
+    for engine in engines:
+        if engine == "reference" or ref is None:
+            continue
+        for case, v in by_engine[engine].items():
+            rows.append({"metric": f"{engine}_vs_reference_{case}", "value": v / ref[case],
+                         "unit": f"x the reference engine's speed ({case}-bound kernel, "
+                                 "same run)"})
     ratio = jit_speedup(gpu)
     rows.append({"metric": "jit_vs_python", "value": ratio["speedup"],
                  "unit": f"x faster than pure Python ({ratio['kernel']}, "
                          f"{ratio['instructions']} instructions)"})
+    return rows
+
+
+# The settings `gpudb bench engine` compares the engines at (issue 42): gtx480 at its nominal
+# and a low core clock, gtx980 at two, memory clocks nominal. (gpu, core MHz, mem MHz).
+ENGINE_SETTINGS = (("gtx480", 700.0, 924.0), ("gtx480", 300.0, 924.0),
+                   ("gtx980", 1000.0, 1000.0), ("gtx980", 500.0, 1000.0))
+# The tolerances a coarser engine owes the reference (issue 42): run time within 3% (or the
+# reference's own spread over the seeds where larger), run energy within 2%.
+TIME_TOLERANCE = 0.03
+ENERGY_TOLERANCE = 0.02
+
+
+_warm = False
+
+
+def _timed_run(task) -> tuple[dict, float]:
+    """One task simulated in this process: (its run row, wall seconds), after a warm-up of
+    both engines on the tiny kernel in this process (loading numba's cache is not counted)."""
+    global _warm
+    from sim.sampled import SampledSimulation
+    from sim.sweep import simulate_task
+
+    if not _warm:
+        tiny = kernel_from_table(TINY_KERNEL, "bench")
+        # 1,000-instruction intervals: the tiny kernel then has copies, which load their code
+        SampledSimulation(task.gpu, tiny, n_sm=2, interval_instructions=1000).run()
+        simulate(task.gpu, tiny, n_sm=2, interval_instructions=200)
+        _warm = True
+    start = time.perf_counter()
+    result = simulate_task(task)
+    return result.run, time.perf_counter() - start
+
+
+def engine_comparison(suite: str = "default", kernels: list[str] | None = None,
+                      settings=ENGINE_SETTINGS, seeds=(0,), engine: str = "sampled",
+                      jobs: int = 1, progress=None) -> list[dict]:
+    """Every kernel of ``suite`` at every setting, seed by seed, by the reference engine and
+    by ``engine``: one row per (gpu, core MHz, mem MHz, kernel) with the mean run time and
+    energy of each over ``seeds``, their relative differences, the reference's spread over
+    the seeds ((max - min) / mean of its times), whether the difference is within tolerance
+    (time: TIME_TOLERANCE or the spread where larger; energy: ENERGY_TOLERANCE), both engines'
+    simulation seconds (in ``jobs`` worker processes: per-run times are comparable only
+    between runs timed alike), and whether the instruction totals are equal."""
+    from sim.sweep import plan, worker_count, worker_pool
+
+    s = load_suite(suite)
+    tasks = []
+    for gpu, core, mem in settings:
+        g = load_gpu(gpu)
+        for seed in seeds:
+            for eng in ("reference", engine):
+                tasks += plan(g, s, kernels, [core], [mem], seed=seed, engine=eng)
+    runs: dict = {}
+    jobs = worker_count(jobs, len(tasks))
+    if jobs == 1:
+        done = (_timed_run(t) for t in tasks)
+    else:
+        pool = worker_pool(jobs)
+        done = pool.map(_timed_run, tasks)
+    for i, (run, seconds) in enumerate(done):
+        key = (run["gpu_id"], run["core_mhz"], run["mem_mhz"], run["kernel_id"])
+        runs.setdefault(key, {}).setdefault(run["engine"], []).append((run, seconds))
+        if progress:
+            progress(i + 1, len(tasks))
+    if jobs > 1:
+        pool.shutdown()
+    rows = []
+    for (gpu, core, mem, kernel), by in runs.items():
+        ref, other = by["reference"], by[engine]
+        t_ref = [r["time_ns"] for r, _ in ref]
+        mean = (lambda xs: sum(xs) / len(xs))
+        dt = mean([r["time_ns"] for r, _ in other]) / mean(t_ref) - 1.0
+        de = mean([r["energy_j"] for r, _ in other]) / mean([r["energy_j"] for r, _ in ref]) - 1.0
+        spread = (max(t_ref) - min(t_ref)) / mean(t_ref)
+        rows.append({
+            "gpu": gpu, "core_mhz": core, "mem_mhz": mem, "kernel": kernel.split("/")[-1],
+            "reference_time_ns": mean(t_ref), "time_diff": dt, "energy_diff": de,
+            "reference_spread": spread,
+            "time_ok": abs(dt) <= max(TIME_TOLERANCE, spread),
+            "energy_ok": abs(de) <= ENERGY_TOLERANCE,
+            "reference_s": sum(t for _, t in ref), "engine_s": sum(t for _, t in other),
+            "instructions_equal": all(a["instructions"] == b["instructions"]
+                                      for (a, _), (b, _) in zip(ref, other, strict=True)),
+        })
     return rows

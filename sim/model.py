@@ -53,7 +53,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 import pyarrow as pa
 
-from sim import SIM_VERSION
+from sim import ENGINES, SAMPLED_VERSION, SIM_VERSION
 from sim import _kernels as K
 from sim.config import MAX_WARP_INSTRUCTIONS, ConfigError, GpuConfig, KernelSpec, load_gpu
 
@@ -203,9 +203,10 @@ class SimResult:
 def run_id(gpu: GpuConfig, kernel: KernelSpec, core_mhz: float, mem_mhz: float, n_sm: int,
            ctas_per_sm: int | None, interval_instructions: int, seed: int,
            policy: str = "fixed", epoch_cycles: int | None = None,
-           core_headroom: float = 0.0) -> str:
-    """Content hash of a run's inputs and SIM_VERSION (hex sha256). ``epoch_cycles`` and
-    ``core_headroom`` enter the hash only when set, so the ids of other runs are unchanged."""
+           core_headroom: float = 0.0, engine: str = "reference") -> str:
+    """Content hash of a run's inputs and SIM_VERSION (hex sha256). ``epoch_cycles``,
+    ``core_headroom`` and an engine other than the reference (with its version) enter the
+    hash only when set, so the ids of other runs are unchanged."""
     payload = {
         "gpu": gpu.raw, "kernel": kernel.raw, "suite": kernel.suite,
         "core_mhz": float(core_mhz), "mem_mhz": float(mem_mhz), "n_sm": int(n_sm),
@@ -217,6 +218,11 @@ def run_id(gpu: GpuConfig, kernel: KernelSpec, core_mhz: float, mem_mhz: float, 
         payload["epoch_cycles"] = int(epoch_cycles)
     if core_headroom:
         payload["core_headroom"] = float(core_headroom)
+    if engine not in ENGINES:
+        raise ConfigError(f"no engine {engine!r}: the engines are {', '.join(ENGINES)}")
+    if engine != "reference":
+        payload["engine"] = engine
+        payload["engine_version"] = SAMPLED_VERSION
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -244,6 +250,8 @@ class Simulation:
     which is its nominal; there the core voltage rises linearly with the frequency from the
     top P-state's (section V-A: "a linear change in voltage"), and the energy model uses it.
     """
+
+    engine = "reference"     # part of the run's identity (run_id and the run.engine column)
 
     def __init__(self, gpu: GpuConfig | str, kernel: KernelSpec, core_mhz: float | None = None,
                  mem_mhz: float | None = None, n_sm: int | None = None,
@@ -522,7 +530,7 @@ class Simulation:
         key = policy if controller is None else getattr(controller, "run_key", policy)
         rid = run_id(self.gpu, self.kernel, start.core_mhz, start.mem_mhz, self.n_sm,
                      self.requested_ctas, self.interval_instructions, self.seed, key,
-                     self.epoch_cycles, self.core_headroom)
+                     self.epoch_cycles, self.core_headroom, self.engine)
         result = self._result(rid, start, policy)
         result.controller = controller
         return result
@@ -545,6 +553,7 @@ class Simulation:
             "interval_instructions": self.interval_instructions, "seed": self.seed,
             "time_ns": sum(r["time_ns"] for r in rows), "energy_j": energy,
             "instructions": sum(r["instructions"] for r in rows), "input_hash": rid,
+            "engine": self.engine,
         }
         extra = {k: np.asarray(v) for k, v in self.extra.items()}
         return SimResult(run=run, intervals=table, extra=extra)

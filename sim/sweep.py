@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
+from sim import ENGINES
 from sim.config import ConfigError, GpuConfig, KernelSpec, Suite
 from sim.model import (
     DEFAULT_INTERVAL_INSTRUCTIONS,
@@ -31,6 +32,7 @@ from sim.model import (
     check_setting,
     run_id,
 )
+from sim.sampled import SampledSimulation
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class Task:
     make_controller: Callable[[Simulation], Controller] | None = None
     epoch_cycles: int | None = None      # None: intervals cut by work (see Simulation)
     core_headroom: float = 0.0
+    engine: str = "reference"            # sim.ENGINES: the Simulation class that runs it
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,14 @@ def check_sweep_size(runs: int) -> None:
 def plan(gpu: GpuConfig, suite: Suite, kernels: list[str] | None = None,
          core_mhz: list[float] | None = None, mem_mhz: list[float] | None = None,
          sms: list[int] | None = None, ctas: list[int | None] | None = None,
-         interval_instructions: int | None = None, seed: int = 0) -> list[Task]:
-    """The runs of a sweep: every kernel at every (core, mem, SM count, CTA limit).
+         interval_instructions: int | None = None, seed: int = 0,
+         engine: str = "reference") -> list[Task]:
+    """The runs of a sweep: every kernel at every (core, mem, SM count, CTA limit), simulated
+    by ``engine`` (sim.ENGINES).
 
     Defaults: every core and memory P-state, all SMs, the hardware CTA limit.
     """
+    simulation_class(engine)        # an unknown engine stops the sweep before it plans
     specs = [suite.kernel(n) for n in kernels] if kernels else list(suite.kernels)
     cores = list(core_mhz) if core_mhz else list(gpu.core_mhz)
     mems = list(mem_mhz) if mem_mhz else list(gpu.mem_mhz)
@@ -107,8 +113,9 @@ def plan(gpu: GpuConfig, suite: Suite, kernels: list[str] | None = None,
         check_run(gpu, k, n, cta, n_inst)
     tasks = []
     for k, c, m, n, cta in itertools.product(specs, cores, mems, sm_list, cta_list):
-        rid = run_id(gpu, k, c, m, n, cta, n_inst, seed)
-        tasks.append(Task(gpu, k, float(c), float(m), int(n), cta, n_inst, int(seed), rid))
+        rid = run_id(gpu, k, c, m, n, cta, n_inst, seed, engine=engine)
+        tasks.append(Task(gpu, k, float(c), float(m), int(n), cta, n_inst, int(seed), rid,
+                          engine=engine))
     return tasks
 
 
@@ -173,12 +180,22 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
                                initargs=(parent, main))
 
 
+def simulation_class(engine: str) -> type[Simulation]:
+    """The Simulation class of an engine name (sim.ENGINES)."""
+    if engine == "reference":
+        return Simulation
+    if engine == "sampled":
+        return SampledSimulation
+    raise ConfigError(f"no engine {engine!r}: the engines are {', '.join(ENGINES)}")
+
+
 def simulate_task(task: Task) -> SimResult:
     """Simulate one task, in this process (a closed-loop one under the controller its
     ``make_controller`` makes; the result holds it as the run left it)."""
-    sim = Simulation(task.gpu, task.kernel, task.core_mhz, task.mem_mhz, task.n_sm,
-                     task.ctas_per_sm, task.interval_instructions, task.seed,
-                     epoch_cycles=task.epoch_cycles, core_headroom=task.core_headroom)
+    sim = simulation_class(task.engine)(
+        task.gpu, task.kernel, task.core_mhz, task.mem_mhz, task.n_sm, task.ctas_per_sm,
+        task.interval_instructions, task.seed, epoch_cycles=task.epoch_cycles,
+        core_headroom=task.core_headroom)
     return sim.run(None if task.make_controller is None else task.make_controller(sim))
 
 

@@ -293,11 +293,13 @@ class Database:
               interval_instructions: int | None = None, seeds: int | list[int] = 0,
               jobs: int | None = None, scheduler: str | None = None,
               experiment: str | None = None,
-              progress: Callable[[int, int, int], None] | None = None) -> dict:
+              progress: Callable[[int, int, int], None] | None = None,
+              engine: str | None = None) -> dict:
         """Simulate ``suite`` on ``gpu`` (a shipped name or a GPU TOML path) at every setting
         of the grid (default: every P-state) the file lacks, once per seed, as ``gpudb
         sweep`` (``jobs`` processes, default this machine's CPUs; ``scheduler`` a Dask
-        one). Returns {experiment_id, runs_added, runs_skipped, instructions, seconds};
+        one; ``engine`` 'reference' or 'sampled', default the file's, else the reference;
+        a file holds one engine's runs). Returns {experiment_id, runs_added, runs_skipped, instructions, seconds};
         Ctrl-C raises gpudb.simulate.runner.RunsInterrupted, the finished runs kept."""
         from gpudb.simulate.sweep import sweep
 
@@ -308,7 +310,7 @@ class Database:
                          mem_mhz=mem_mhz, sms=sms, ctas=ctas,
                          interval_instructions=interval_instructions, seed=seeds,
                          jobs=jobs or os.cpu_count() or 1, experiment=experiment,
-                         scheduler=scheduler, progress=progress)
+                         scheduler=scheduler, progress=progress, engine=engine)
 
     # -- evaluating (gpudb.workflows.evaluate) ----------------------------------------------
 

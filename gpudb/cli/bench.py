@@ -7,7 +7,14 @@ from pathlib import Path
 
 import click
 
-from gpudb.cli.common import Context, number_list, echo, friendly_errors, simulator_gpu_options
+from gpudb.cli.common import (
+    Context,
+    echo,
+    friendly_errors,
+    number_list,
+    seed_list,
+    simulator_gpu_options,
+)
 from gpudb.cli.main import cli
 
 
@@ -105,9 +112,11 @@ def scale(obj: Context, factors, gpu_id):
 @friendly_errors
 def sim(gpu, suite, repeat):
     """Simulated warp instructions per second (one process) for a compute-, a memory- and a
-    store-bound kernel, the best of --repeat runs each; for each, the SM-cycles the model
-    processed per instruction and the time per processed SM-cycle; the memory-bound speed
-    over the compute-bound one; and the jitted model against its pure-Python execution.
+    store-bound kernel, the best of --repeat runs each, by the reference engine and by the
+    sampled engine; for each, the SM-cycles the model processed per instruction and the time
+    per processed SM-cycle; the memory-bound speed over the compute-bound one; the sampled
+    engine's speed over the reference's, kernel by kernel; and the jitted model against its
+    pure-Python execution.
 
     Example:
 
@@ -120,3 +129,39 @@ def sim(gpu, suite, repeat):
         shown = (f"{value / 1e6:,.2f} M" if value >= 1e5
                  else f"{value:,.3f}" if value < 10 else f"{value:,.1f}")
         echo(f"{row['metric']}: {shown} {row['unit']}")
+
+
+@bench.command()
+@click.option("--suite", default="default", show_default=True, help="Kernel suite.")
+@click.option("--kernel", "kernels", multiple=True, help="Only this kernel (repeatable).")
+@click.option("--seed", "seeds", multiple=True, callback=seed_list, metavar="LIST",
+              help="Seeds, e.g. 0,1,2: each engine's mean over them is compared, and the "
+                   "reference's spread over them widens the time tolerance where larger "
+                   "(default 0).")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(1),
+              help="Worker processes (per-run seconds are comparable between runs timed "
+                   "alike only).")
+@click.option("--all-kernels/--misses", "show_all", default=True, show_default=True,
+              help="List every kernel, or only those outside a tolerance.")
+@friendly_errors
+def engine(suite, kernels, seeds, jobs, show_all):
+    """The sampled engine against the reference engine: every kernel of the suite at gtx480
+    700 and 300 MHz and gtx980 1000 and 500 MHz (memory clocks nominal), each run's time and
+    energy difference, and per setting the kernels within tolerance (time 3%, or the
+    reference's spread over the seeds where larger; energy 2%), the median difference and the
+    reference's simulation time over the sampled engine's. Nothing touches --db.
+
+    Example:
+
+    \b
+        gpudb bench engine
+        gpudb bench engine --kernel mem_stream --kernel store_burst --seed 0,1,2 --jobs 2
+    """
+    from gpudb.bench.engine import engine_lines
+    from gpudb.cli.common import run_progress
+
+    with run_progress("simulating") as progress:
+        lines = engine_lines(suite, list(kernels) or None, seeds or [0], jobs, show_all,
+                             progress)
+    for line in lines:
+        echo(line)

@@ -21,6 +21,7 @@ from gpudb.cli.common import (
     writes,
 )
 from gpudb.cli.main import cli
+from sim import ENGINES
 
 
 @cli.command()
@@ -49,11 +50,16 @@ from gpudb.cli.main import cli
                    "(tcp://host:8786), or 'local' for a LocalCluster of --jobs workers on this "
                    "machine (needs gpudb-dvfs[dask]).")
 @click.option("--experiment", help="Experiment name (default: sim-<gpu>-<suite>).")
+@click.option("--engine", type=click.Choice(ENGINES),
+              help="Simulator engine: 'reference' (the cycle engine) or 'sampled' (steady "
+                   "stretches copied from detailed windows; faster, approximate: `gpudb bench "
+                   "engine` measures it). Default: the engine of the database's runs, else "
+                   "reference. A database holds one engine's runs.")
 @click.pass_obj
 @friendly_errors
 @writes
 def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
-          interval_instructions, seeds, jobs, scheduler, experiment):
+          interval_instructions, seeds, jobs, scheduler, experiment, engine):
     """Simulate a kernel suite at every setting of a grid into the database.
 
     Runs already in the database (same inputs, same simulator version) are skipped, so an
@@ -67,6 +73,7 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
         gpudb sweep --gpu gtx480 --suite default --mem-mhz 924 --jobs 2
         gpudb sweep --gpu gtx480 --mem-mhz 924 --seed 0,1,2
         gpudb sweep --gpu gtx980 --scheduler tcp://10.0.0.5:8786
+        gpudb --db sampled.duckdb sweep --gpu gtx480 --suite long --engine sampled
     """
     refuse_unasked_simulation(obj)
     echo_compiling()
@@ -75,5 +82,5 @@ def sweep(obj: Context, gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
                                  mem_mhz=mem_mhz, sms=sms, ctas=ctas,
                                  interval_instructions=interval_instructions,
                                  seeds=seeds or [0], jobs=jobs, scheduler=scheduler,
-                                 experiment=experiment, progress=progress)
+                                 experiment=experiment, progress=progress, engine=engine)
     echo_swept(obj, summary)

@@ -23,6 +23,7 @@ def run(db_path, kind: str, gpu: str, suite, kernels: list[str] | None = None, *
     (finished runs are kept)."""
     from gpudb.simulate.runner import Planned, simulate_and_store
     from gpudb.store.db import connect
+    from gpudb.store.runs import run_engine
     from sim.config import load_gpu, load_suite
 
     controller_kind = get(kind)
@@ -30,10 +31,11 @@ def run(db_path, kind: str, gpu: str, suite, kernels: list[str] | None = None, *
     s = load_suite(suite)
     specs = [s.kernel(k) for k in kernels] if kernels else list(s.kernels)
     name, description = controller_kind.experiment(g, s)
-    planned = [Planned(task(g, job, seed), experiment or name, description, job.columns,
-                       job.metrics)
-               for job in controller_kind.plan(g, specs, **options)]
     with closing(connect(db_path)) as con:
+        engine = run_engine(con, None)
+        planned = [Planned(task(g, job, seed, engine), experiment or name, description,
+                           job.columns, job.metrics)
+                   for job in controller_kind.plan(g, specs, **options)]
         summary = simulate_and_store(
             con, planned, jobs, progress and (lambda done, total, _: progress(done, total)))
         stored = {r[0]: r[1:] for r in con.execute(
@@ -44,14 +46,20 @@ def run(db_path, kind: str, gpu: str, suite, kernels: list[str] | None = None, *
              "added": p.run_id not in summary.skipped} for p in planned]
 
 
-def task(gpu, job: Job, seed: int):
+def task(gpu, job: Job, seed: int, engine: str = "reference"):
     """The sim.sweep.Task of a kind's Job: all SMs, the hardware CTA limit, the controller
-    made in the process that simulates; its run_id the one Simulation.run gives it."""
+    made in the process that simulates, simulated by ``engine``; its run_id the one
+    Simulation.run gives it."""
     from sim.model import DEFAULT_INTERVAL_INSTRUCTIONS, run_id
     from sim.sweep import Task
 
     interval = int(job.interval_instructions or DEFAULT_INTERVAL_INSTRUCTIONS)
+    if job.epoch_cycles is not None and engine != "reference":
+        from gpudb.store.db import GpudbError
+        raise GpudbError(f"this database holds the {engine} engine's runs, and runs cut by "
+                         "cycles (epoch mode, Equalizer's) need the reference engine: run "
+                         "them in a database of the reference engine's runs")
     rid = run_id(gpu, job.kernel, job.core_mhz, job.mem_mhz, gpu.n_sm, None, interval, seed,
-                 job.run_key, job.epoch_cycles, job.core_headroom)
+                 job.run_key, job.epoch_cycles, job.core_headroom, engine)
     return Task(gpu, job.kernel, float(job.core_mhz), float(job.mem_mhz), gpu.n_sm, None,
-                interval, int(seed), rid, job.make, job.epoch_cycles, job.core_headroom)
+                interval, int(seed), rid, job.make, job.epoch_cycles, job.core_headroom, engine)

@@ -80,12 +80,12 @@ def jobs(con: duckdb.DuckDBPyConnection, objective: str, max_loss_pct: float = 1
         controller = ScheduleController(schedule.settings, objective, max_loss_pct, scope)
         family = con.execute("""
             SELECT r.mem_mhz, r.n_sm, r.ctas_per_sm, r.interval_instructions, r.seed,
-                   k.suite, k.spec, g.config
+                   k.suite, k.spec, g.config, coalesce(r.engine, 'reference')
             FROM run AS r JOIN kernel AS k USING (kernel_id) JOIN gpu AS g USING (gpu_id)
             WHERE r.run_id = (SELECT any_value(run_id) FROM control_interval
                               WHERE gpu_id = ? AND kernel_id = ? AND seed = ?)""",
                              [k.gpu_id, k.kernel_id, k.seed]).fetchall()[0]
-        mem, n_sm, ctas, interval, seed, kernel_suite, spec, config = family
+        mem, n_sm, ctas, interval, seed, kernel_suite, spec, config, engine = family
         if k.gpu_id not in gpus:
             # only a GPU whose stored configuration is the shipped one can be run again
             gpu = load_gpu(k.gpu_id) if k.gpu_id in available("gpus") else None
@@ -97,9 +97,10 @@ def jobs(con: duckdb.DuckDBPyConnection, objective: str, max_loss_pct: float = 1
             kernel = kernel_from_table(json.loads(spec), kernel_suite)
             sim = {"gpu": gpu, "kernel": kernel, "core_mhz": schedule.settings[0],
                    "mem_mhz": mem, "n_sm": n_sm, "ctas_per_sm": ctas,
-                   "interval_instructions": interval, "seed": seed}
+                   "interval_instructions": interval, "seed": seed, "engine": engine}
+            # the closed loop runs on the engine of the fixed runs its schedule was found on
             rid = run_id(gpu, kernel, schedule.settings[0], mem, n_sm, ctas, interval, seed,
-                         controller.run_key)
+                         controller.run_key, engine=engine)
         out.append(Job(k, schedule, controller, rid, sim))
     return out
 
@@ -123,7 +124,8 @@ def simulate(con: duckdb.DuckDBPyConnection, objectives: Iterable[str], max_loss
     planned = [
         Planned(Task(s["gpu"], s["kernel"], float(s["core_mhz"]), float(s["mem_mhz"]),
                      int(s["n_sm"]), s["ctas_per_sm"], int(s["interval_instructions"]),
-                     int(s["seed"]), job.run_id, GivenController(job.controller)),
+                     int(s["seed"]), job.run_id, GivenController(job.controller),
+                     engine=s["engine"]),
                 f"dynamic-optimal-run-{s['gpu'].name}-{s['kernel'].suite}",
                 f"the dynamic optimal's schedules run in the closed loop on {s['gpu'].name}, "
                 f"suite {s['kernel'].suite}", job.controller.columns)

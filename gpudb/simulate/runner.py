@@ -38,6 +38,7 @@ from gpudb.store.runs import (
     ensure_kernels,
     insert_metrics,
     insert_runs,
+    run_engine,
     stored_run_ids,
 )
 from gpudb.store.stop_signals import stop_on_signals
@@ -113,6 +114,8 @@ def simulate_and_store(con: duckdb.DuckDBPyConnection, planned: list[Planned], j
     """
     started = time.perf_counter()
     summary = Summary()
+    for engine in sorted({p.task.engine for p in planned}):
+        run_engine(con, engine)     # one engine's runs to a database: refused before any run
     have = stored_run_ids(con, (p.run_id for p in planned)) if planned else set()
     # a plan naming a run twice (a grid naming a setting twice) simulates it once
     todo = list({p.run_id: p for p in planned if p.run_id not in have}.values())

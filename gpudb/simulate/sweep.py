@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gpudb.simulate.runner import Planned, Progress, simulate_and_store
 from gpudb.store.db import connect
-from gpudb.store.runs import experiment_id
+from gpudb.store.runs import experiment_id, run_engine
 from sim.config import GpuConfig, Suite, load_gpu, load_suite
 from sim.sweep import check_sweep_size, plan
 
@@ -27,7 +27,7 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
           ctas: list[int | None] | None = None, interval_instructions: int | None = None,
           seed: int | list[int] = 0, jobs: int = 1, experiment: str | None = None,
           progress: Progress | None = None, scheduler: str | None = None,
-          chunk_instructions: int | None = None) -> dict:
+          chunk_instructions: int | None = None, engine: str | None = None) -> dict:
     """Simulate the missing runs of a sweep (sim.sweep.plan) and write them to the database
     at ``db_path``; ``seed`` is one seed or a list (the grid is run once per seed).
 
@@ -40,6 +40,9 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
     ``scheduler``: simulate on a Dask cluster instead of local processes, ``"local"`` (a
     LocalCluster of ``jobs`` workers) or a scheduler address (gpudb.simulate.dask_sweep), in chunks
     of ``chunk_instructions`` warp instructions (default ``CHUNK_WARP_INSTRUCTIONS``).
+
+    ``engine``: the simulator engine (sim.ENGINES); None: the one whose runs the database
+    holds, else the reference. A database holds one engine's runs (GpudbError otherwise).
     """
     started = time.perf_counter()
     gpu = load_gpu(gpu) if not isinstance(gpu, GpuConfig) else gpu
@@ -48,13 +51,22 @@ def sweep(db_path: str | Path, gpu: str | GpuConfig, suite: str | Suite,
     name = experiment or f"sim-{gpu.name}-{suite.name}"
     description = (f"simulated sweep of suite {suite.name} on {gpu.name} "
                    f"({suite.description})")
-    planned = []
-    for one in seeds:
-        tasks = plan(gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
-                     interval_instructions, one)
-        check_sweep_size(len(tasks) * len(seeds))  # before the other seeds' grids
-        planned += [Planned(task, name, description) for task in tasks]
+
+    def planned_by(engine: str) -> list[Planned]:
+        planned = []
+        for one in seeds:
+            tasks = plan(gpu, suite, kernels, core_mhz, mem_mhz, sms, ctas,
+                         interval_instructions, one, engine)
+            check_sweep_size(len(tasks) * len(seeds))  # before the other seeds' grids
+            planned += [Planned(task, name, description) for task in tasks]
+        return planned
+
+    # the grid (and the engine's name) checked before the file is opened
+    planned = planned_by(engine or "reference")
     with closing(connect(db_path)) as con:
+        held = run_engine(con, engine)
+        if held != (engine or "reference"):
+            planned = planned_by(held)
         summary = simulate_and_store(con, planned, jobs, progress, scheduler,
                                      chunk_instructions)
     return {"experiment_id": experiment_id(name), **summary.counts(),

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple, Union
 import duckdb
 import pyarrow as pa
 
-from gpudb.store.db import atomic, first_row, whoami
+from gpudb.store.db import GpudbError, atomic, first_row, whoami
 
 if TYPE_CHECKING:  # the simulator is imported only by the code paths that simulate
     from sim.config import GpuConfig, KernelSpec
@@ -296,6 +296,29 @@ def write_run(con: duckdb.DuckDBPyConnection, result: SimResult, eid: str) -> bo
     run = pa.Table.from_pylist([dict(result.run, experiment_id=eid)])
     with atomic(con):
         return insert_runs(con, run, result.intervals).runs == 1
+
+
+def stored_engines(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The simulator engines (run.engine) of the runs the database holds, in order: one at
+    most, since gpudb never adds a second (:func:`run_engine`)."""
+    return [r[0] for r in con.execute(
+        "SELECT DISTINCT engine FROM run WHERE engine IS NOT NULL ORDER BY 1").fetchall()]
+
+
+def run_engine(con: duckdb.DuckDBPyConnection, requested: str | None) -> str:
+    """The engine new simulated runs of this database use: ``requested``, or (None) the engine
+    of the runs it holds, else 'reference'. A database holds one engine's runs, so that no
+    view or query pairs runs of two engines (their run_ids differ, their rows would not):
+    GpudbError when ``requested`` is not the one it holds."""
+    held = stored_engines(con)
+    if requested is None:
+        return held[0] if held else "reference"
+    if held and held != [requested]:
+        raise GpudbError(
+            f"this database holds the {held[0]} engine's simulated runs; the {requested} "
+            "engine's go in a database of their own, so that no query pairs runs of two "
+            f"engines (use another --db, or --engine {held[0]})")
+    return requested
 
 
 def measured_gpus(con: duckdb.DuckDBPyConnection) -> list[str]:

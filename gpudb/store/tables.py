@@ -93,6 +93,8 @@ run = Table(
     # Equalizer's runs (migration 0008): epoch length in core cycles, and its mechanisms
     Column("epoch_cycles", BigInteger),
     Column("variant", Text),
+    # the simulator engine of a gpudb-simulated run (migration 0014): reference or sampled
+    Column("engine", Text),
 )
 
 _INTERVAL_DOUBLES = (

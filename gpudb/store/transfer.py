@@ -37,7 +37,13 @@ from gpudb.store.db import (
     migrations,
     schema_version,
 )
-from gpudb.store.runs import insert_missing, insert_runs, invalid_row, row_name
+from gpudb.store.runs import (
+    insert_missing,
+    insert_runs,
+    invalid_row,
+    row_name,
+    stored_engines,
+)
 from gpudb.store.trust import file_kind
 
 # Tables in dependency order: referenced rows first.
@@ -199,7 +205,7 @@ def _read_source(source: Path) -> tuple[dict[str, pa.Table], dict[str, int | Non
             _check_rows(source, {t: pq.read_metadata(source / f"{t}.parquet").num_rows
                                  for t in present})
             tables = {t: pq.read_table(source / f"{t}.parquet") for t in present}
-            tables["run"] = _upgrade_runs(tables["run"], newest)
+            tables["run"] = _upgrade_runs(tables["run"], newest, tables.get("experiment"))
         except (OSError, pa.ArrowException) as exc:
             raise GpudbError(f"cannot read export {source}: {str(exc).splitlines()[0]}") from None
         others: dict[str, int | None] = {}
@@ -247,13 +253,16 @@ def _database_path(con: duckdb.DuckDBPyConnection) -> str | None:
 
 
 # Migrations that rewrite run rows (not only add columns), which an export taken before them
-# needs replayed on its run table: 0006 moves closed-loop controllers out of the policy string.
-_RUN_REWRITES = (6,)
+# needs replayed on its run table: 0006 moves closed-loop controllers out of the policy string,
+# 0014 names the engine of gpudb's simulated runs (from the experiment table).
+_RUN_REWRITES = (6, 14)
 
 
-def _upgrade_runs(runs: pa.Table, exported_version: int) -> pa.Table:
+def _upgrade_runs(runs: pa.Table, exported_version: int,
+                  experiments: pa.Table | None = None) -> pa.Table:
     """An older export's run table as the migrations it missed would have left it, by running
-    those migrations' SQL on it (so the rewrite is written once, in schema/)."""
+    those migrations' SQL on it and its experiment table (so the rewrite is written once, in
+    schema/)."""
     pending = [m for m in migrations()
                if m.version in _RUN_REWRITES and m.version > exported_version]
     if not pending:
@@ -262,6 +271,13 @@ def _upgrade_runs(runs: pa.Table, exported_version: int) -> pa.Table:
     try:
         scratch.register("_source_run", runs)
         scratch.execute("CREATE TABLE run AS SELECT * FROM _source_run")
+        if experiments is not None:
+            scratch.register("_source_experiment", experiments)
+            scratch.execute("CREATE TABLE experiment AS SELECT * FROM _source_experiment")
+            if "simulator" not in experiments.column_names:     # before migration 0009
+                scratch.execute("ALTER TABLE experiment ADD COLUMN simulator TEXT")
+        else:
+            scratch.execute("CREATE TABLE experiment (experiment_id TEXT, simulator TEXT)")
         for migration in pending:
             scratch.execute(migration.sql)
         return scratch.sql("SELECT * FROM run").to_arrow_table()
@@ -399,6 +415,13 @@ def _check_source(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
             problem = invalid_row(con, table, tables[table])
             if problem:
                 return problem
+    if "engine" in tables["run"].column_names:
+        engines = sorted({e for e in tables["run"].column("engine").to_pylist() if e}
+                         | set(stored_engines(con)))
+        if len(engines) > 1:
+            return (f"its runs and the target's are of two simulator engines ({engines[0]} and "
+                    f"{engines[1]}): a database holds one engine's runs, so that no query "
+                    "pairs runs of two engines")
     keys = {"run": "run_id", "interval": "run_id, idx", "metric": "run_id, idx, name"}
     for table in ("run", "interval"):
         if table in tables:

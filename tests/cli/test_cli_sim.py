@@ -68,39 +68,50 @@ def test_bench_sim_prints_speeds_and_jit_ratio():
     result = invoke("bench", "sim", "--repeat", "2")
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
-    assert [line.split(":")[0] for line in lines] == [
-        "sim_speed_compute", "sim_speed_memory", "sim_speed_store",
-        "sim_work_compute", "sim_work_memory", "sim_work_store",
-        "sim_speed_memory_vs_compute", "jit_vs_python"]
-    best = {}
-    for line in lines[:3]:
-        # "sim_speed_memory: 4.91 M warp instructions/s (default/mem_stream, 2304000
-        # instructions; best of 2, 4.80-4.91 M)": the best is the top of the range
-        m = re.match(r"(\w+): ([\d.,]+) M .*; best of 2, ([\d.,]+)-([\d.,]+) M\)$", line)
-        assert m, line
-        value, low, high = (float(g.replace(",", "")) for g in m.groups()[1:])
-        assert low <= high == value
-        best[m.group(1)] = value
-    work = {}
-    for line in lines[3:6]:
+    cases = ("compute", "memory", "store")
+    per_engine = [f"sim_speed{{tag}}_{c}" for c in cases] + [
+        f"sim_work{{tag}}_{c}" for c in cases] + ["sim_speed{tag}_memory_vs_compute"]
+    assert [line.split(":")[0] for line in lines] == (
+        [m.format(tag="") for m in per_engine] + [m.format(tag="_sampled") for m in per_engine]
+        + [f"sampled_vs_reference_{c}" for c in cases] + ["jit_vs_python"])
+    best, work = {}, {}
+    for line in lines:
+        # "sim_speed_memory: 4.91 M warp instructions/s (reference engine, default/mem_stream,
+        # 2304000 instructions; best of 2, 4.80-4.91 M)": the best is the top of the range
+        m = re.match(r"(sim_speed\w*_(?:compute|memory|store)): ([\d.,]+) M .*; best of 2, "
+                     r"([\d.,]+)-([\d.,]+) M\)$", line)
+        if m:
+            value, low, high = (float(g.replace(",", "")) for g in m.groups()[1:])
+            assert low <= high == value
+            best[m.group(1)] = value
         # "sim_work_memory: 1.863 SM-cycles processed per warp instruction (0.961 of them
-        # issuing; 32.7% of 13,129,125 SM-cycles, the rest skipped as idle; 109 ns per
-        # processed SM-cycle)"
-        m = re.match(r"sim_work_(\w+): ([\d.]+) SM-cycles processed per warp instruction "
+        # issuing; 32.7% of 13,129,125 SM-cycles, the rest skipped as idle or copied; 109 ns
+        # per processed SM-cycle)"
+        m = re.match(r"sim_work(\w*)_(\w+): ([\d.]+) SM-cycles processed per warp instruction "
                      r"\(([\d.]+) of them issuing; ([\d.]+)% of ([\d,]+) SM-cycles, the rest "
-                     r"skipped as idle; (\d+) ns per processed SM-cycle\)$", line)
-        assert m, line
-        work[m.group(1)] = [float(g.replace(",", "")) for g in m.groups()[1:]]
-    for case, (processed, issuing, share, sm_cycles, ns) in work.items():
-        # a cycle issues at most issue_width = 2 instructions on the gtx480, and it is
-        # processed if it issues
-        assert 0.5 <= issuing <= processed, case
-        assert 0 < share <= 100 and sm_cycles > 0 and ns > 0
+                     r"skipped as idle or copied; (\d+) ns per processed SM-cycle\)$", line)
+        if m:
+            work[m.group(1) or "_reference", m.group(2)] = [
+                float(g.replace(",", "")) for g in m.groups()[2:]]
+    assert len(best) == 6 and len(work) == 6
+    for (engine, case), (processed, issuing, share, sm_cycles, ns) in work.items():
+        assert issuing <= processed and 0 < share <= 100 and sm_cycles > 0 and ns > 0
+        if engine == "_reference":
+            # a cycle issues at most issue_width = 2 instructions on the gtx480, and it is
+            # processed if it issues
+            assert 0.5 <= issuing, case
     # compute_ilp issues two ALU instructions in nearly every cycle, none skipped; in
     # mem_stream three of four instructions are memory ones, and the LSU takes one new
     # instruction a cycle, so at least 0.75 issuing cycles per instruction
-    assert work["compute"][0] == pytest.approx(0.5, abs=0.01) and work["compute"][2] > 99
-    assert work["memory"][1] >= 0.75
-    ratio = float(lines[6].split()[1])
-    assert ratio == pytest.approx(best["sim_speed_memory"] / best["sim_speed_compute"],
-                                  abs=0.002)
+    assert work["_reference", "compute"][0] == pytest.approx(0.5, abs=0.01)
+    assert work["_reference", "compute"][2] > 99
+    assert work["_reference", "memory"][1] >= 0.75
+    # the sampled engine copies most of mem_stream: far fewer SM-cycles processed
+    assert work["_sampled", "memory"][0] < 0.5 * work["_reference", "memory"][0]
+    values = {line.split(":")[0]: float(line.split()[1].replace(",", "")) for line in lines}
+    for tag in ("", "_sampled"):
+        assert values[f"sim_speed{tag}_memory_vs_compute"] == pytest.approx(
+            best[f"sim_speed{tag}_memory"] / best[f"sim_speed{tag}_compute"], abs=0.002)
+    for case in cases:
+        assert values[f"sampled_vs_reference_{case}"] == pytest.approx(
+            best[f"sim_speed_sampled_{case}"] / best[f"sim_speed_{case}"], rel=0.01)

@@ -83,7 +83,7 @@ def test_merge_of_an_export_before_migration_6_moves_controllers_into_columns(ti
     export(con, tmp_path / "out")
     con.close()
     runs = pq.read_table(tmp_path / "out" / "run.parquet")
-    runs = runs.drop_columns(["predictor", "objective", "max_loss_pct", "guard"])
+    runs = runs.drop_columns(["predictor", "objective", "max_loss_pct", "guard", "engine"])
     policies = ["crisp/edp", "crisp_gpudb/energy_perf@2.5%/guarded", "lead/ed2p/h0.5"]
     policies += ["fixed"] * (runs.num_rows - len(policies))
     runs = runs.set_column(runs.schema.get_field_index("policy"), "policy",
@@ -104,6 +104,10 @@ def test_merge_of_an_export_before_migration_6_moves_controllers_into_columns(ti
     assert got == [("closed_loop", "crisp", "edp", None, "paper"),
                    ("closed_loop", "crisp_gpudb", "energy_perf", 2.5, "guarded"),
                    ("closed_loop", "lead", "ed2p", None, "h0.5")]
+    # and migration 0014 names their engine: gpudb's simulated runs are the cycle engine's
+    con = gpudb.connect(other, read_only=True)
+    assert con.execute("SELECT DISTINCT engine FROM run").fetchall() == [("reference",)]
+    con.close()
 
 
 def test_export_into_a_directory_whose_name_has_a_quote_writes_only_there(tiny_db, tmp_path,

@@ -1,0 +1,48 @@
+"""``gpudb bench engine``: the sampled engine's runs against the reference engine's
+(sim.bench.engine_comparison), as a table and a summary per setting (issue 42)."""
+
+from __future__ import annotations
+
+import statistics
+
+from sim.bench import ENERGY_TOLERANCE, ENGINE_SETTINGS, TIME_TOLERANCE, engine_comparison
+
+
+def engine_lines(suite: str = "default", kernels: list[str] | None = None,
+                 seeds=(0,), jobs: int = 1, show_all: bool = True, progress=None,
+                 settings=ENGINE_SETTINGS) -> list[str]:
+    """The lines `gpudb bench engine` prints: one per kernel and setting (every one, or with
+    ``show_all`` False those outside a tolerance), then one summary per setting and overall."""
+    rows = engine_comparison(suite, kernels, settings, tuple(seeds), jobs=jobs,
+                             progress=progress)
+    lines = [f"{'gpu':7s} {'core_MHz':>8s} {'kernel':24s} {'ref_time_us':>11s} "
+             f"{'time_diff_%':>11s} {'energy_diff_%':>13s} {'ref_spread_%':>12s} "
+             f"{'speed_x':>7s}  within"]
+    for r in rows:
+        if not show_all and r["time_ok"] and r["energy_ok"]:
+            continue
+        within = ("time+energy" if r["time_ok"] and r["energy_ok"] else
+                  "time" if r["time_ok"] else "energy" if r["energy_ok"] else "NEITHER")
+        lines.append(
+            f"{r['gpu']:7s} {r['core_mhz']:8.0f} {r['kernel'][:24]:24s} "
+            f"{r['reference_time_ns'] / 1e3:11.1f} {100 * r['time_diff']:+11.2f} "
+            f"{100 * r['energy_diff']:+13.2f} {100 * r['reference_spread']:12.2f} "
+            f"{r['reference_s'] / r['engine_s']:7.2f}  {within}"
+            + ("" if r["instructions_equal"] else "  INSTRUCTIONS DIFFER"))
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(f"{r['gpu']} {r['core_mhz']:.0f}/{r['mem_mhz']:.0f} MHz", []).append(r)
+    groups["all settings"] = rows
+    lines.append("")
+    for name, rs in groups.items():
+        lines.append(
+            f"{name}: time within {TIME_TOLERANCE:.0%} (or the seeds' spread) "
+            f"{sum(r['time_ok'] for r in rs)} of {len(rs)}, energy within "
+            f"{ENERGY_TOLERANCE:.0%} {sum(r['energy_ok'] for r in rs)} of {len(rs)}; "
+            f"median time difference {100 * statistics.median(r['time_diff'] for r in rs):+.2f}%"
+            f" (median |difference| "
+            f"{100 * statistics.median(abs(r['time_diff']) for r in rs):.2f}%); reference "
+            f"seconds / sampled seconds {sum(r['reference_s'] for r in rs) / sum(r['engine_s'] for r in rs):.2f}"
+            f"; instruction totals equal in {sum(r['instructions_equal'] for r in rs)} of "
+            f"{len(rs)}")
+    return lines

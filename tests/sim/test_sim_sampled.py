@@ -1,0 +1,100 @@
+"""The sampled engine (sim/sampled.py): exact instruction totals, copies that really happen,
+run times within the issue's 3% of the cycle engine on the kernels the bench times, and the
+run identity that keeps the two engines apart."""
+
+import numpy as np
+import pytest
+
+from sim.config import ConfigError, load_gpu, load_suite
+from sim.model import Setting, Simulation
+from sim.sampled import SampledSimulation
+
+
+@pytest.fixture(scope="module")
+def default_suite():
+    return load_suite("default")
+
+
+@pytest.mark.parametrize("name", ["mem_stream", "compute_ilp", "store_scatter"])
+def test_sampled_runs_copy_and_stay_within_three_percent(gtx480, default_suite, name):
+    """Measured at stop 52 (gtx480 700 MHz, seed 0): mem_stream -0.70%, compute_ilp +0.01%,
+    store_scatter -1.64% (`gpudb bench engine`); the issue's tolerance is 3%."""
+    kernel = default_suite.kernel(name)
+    ref = Simulation(gtx480, kernel).run()
+    sim = SampledSimulation(gtx480, kernel)
+    smp = sim.run()
+    # every instruction of the kernel is executed, and most of the run is copied
+    assert smp.run["instructions"] == ref.run["instructions"]
+    assert sim.n_copies > 50
+    assert sim.n_turnovers > 0       # single-phase kernels turn CTAs over inside copies
+    assert smp.run["time_ns"] == pytest.approx(ref.run["time_ns"], rel=0.03)
+    assert smp.run["energy_j"] == pytest.approx(ref.run["energy_j"], rel=0.02)
+    # an interval is interval_instructions of work within a window (1/8 interval: a copy
+    # ends within half a window of the boundary, and a copy that turns CTAs over does a
+    # little more work than its template), its last one excepted; its counters stay physical
+    insts = np.asarray(smp.intervals.column("instructions").to_pylist())
+    assert np.all(np.abs(insts[:-1] - 100_000) <= 100_000 // 8)
+    occupancy = np.asarray(smp.intervals.column("occupancy").to_pylist())
+    assert np.all((occupancy >= 0) & (occupancy <= 1))
+    assert smp.run["engine"] == "sampled" and ref.run["engine"] == "reference"
+
+
+def test_the_engine_is_part_of_the_run_id(gtx480, default_suite):
+    kernel = default_suite.kernel("compute_ilp")
+    ref = Simulation(gtx480, kernel).run()
+    smp = SampledSimulation(gtx480, kernel).run()
+    assert ref.run["run_id"] != smp.run["run_id"]
+    from sim.model import run_id
+    assert run_id(gtx480, kernel, 700.0, 924.0, 15, None, 100_000, 0) == ref.run["run_id"]
+    assert run_id(gtx480, kernel, 700.0, 924.0, 15, None, 100_000, 0,
+                  engine="sampled") == smp.run["run_id"]
+    with pytest.raises(ConfigError, match="no engine 'fast'"):
+        run_id(gtx480, kernel, 700.0, 924.0, 15, None, 100_000, 0, engine="fast")
+
+
+def test_a_setting_change_drops_the_template_and_the_run_stays_whole(gtx480, default_suite):
+    """A closed loop on the sampled engine: each switch ends the steady state the template
+    describes, so the next windows are detailed; the run still executes every instruction
+    and pays each switch's time."""
+    kernel = default_suite.kernel("mem_stream")
+
+    class Alternate:
+        name = "alternate"
+
+        def decide(self, idx, row, setting):
+            return Setting(400.0 if idx % 6 == 5 else 700.0, 924.0, setting.ctas_per_sm)
+
+    sim = SampledSimulation(gtx480, kernel)
+    seen = []
+    while (row := sim.step()) is not None:
+        if not sim.finished:
+            had = sim.template is not None
+            new = Alternate().decide(row["idx"], row, sim.setting)
+            sim.apply(new)
+            if (new.core_mhz, new.mem_mhz) != (row["core_mhz"], row["mem_mhz"]):
+                seen.append(had)
+                assert sim.template is None and sim.n_steady == 0
+    ref = Simulation(gtx480, kernel).run()
+    assert sum(r["instructions"] for r in sim.rows) == ref.run["instructions"]
+    assert any(seen)          # a template existed when the setting changed, and was dropped
+    switches = sum(r["switch_ns"] > 0 for r in sim.rows)
+    assert switches == len(seen) > 0
+    assert sum(r["switch_ns"] for r in sim.rows) == pytest.approx(switches * gtx480.switch_ns)
+
+
+def test_epoch_mode_is_the_reference_engines_only(gtx480, default_suite):
+    with pytest.raises(ConfigError, match="epoch mode"):
+        SampledSimulation(gtx480, default_suite.kernel("compute_ilp"), epoch_cycles=5000)
+
+
+def test_a_multi_phase_kernel_copies_without_turnover(gtx480, default_suite):
+    """phase_alternating has several loop phases: copies stay inside a phase (no CTA turns
+    over inside one), and the run is within 3% (measured +0.66%)."""
+    kernel = default_suite.kernel("phase_alternating")
+    assert len(kernel.program["ph_start"]) > 1
+    sim = SampledSimulation(gtx480, kernel)
+    smp = sim.run()
+    ref = Simulation(gtx480, kernel).run()
+    assert sim.n_copies > 0 and sim.n_turnovers == 0
+    assert smp.run["instructions"] == ref.run["instructions"]
+    assert smp.run["time_ns"] == pytest.approx(ref.run["time_ns"], rel=0.03)

@@ -17,10 +17,13 @@ Mechanism, per run (``SampledSimulation``):
    template: the whole machine state moves forward in time by D = template cycles x (work
    copied / template work), rounded to the timing wheel's period (W_LONG cycles): every cycle
    stamp (scoreboard, warp waits, CTA completions, MSHR and store-queue releases, SM next
-   events, the warp timing wheel), the DRAM channels' free times by D x ns per cycle. Every CTA
-   of an SM advances the SM's mean rate in the template, in whole loop iterations (one count
-   per CTA keeps its warps' barriers consistent; the fraction carries to the next copy). The
-   window's counters are the template's scaled by the work ratio.
+   events, the warp timing wheel), the DRAM channels' free times by D x ns per cycle (the
+   rounding carried to the next copy). The CTAs of an SM advance together, in whole loop
+   iterations (one count per CTA keeps its warps' barriers consistent; the fraction carries
+   to the next copy), at the template's mean rate of the SMs holding as many CTAs plus a
+   deviation drawn per SM and copy with those SMs' spread of rates in the template: the SMs
+   drift apart as a random walk, as they do in the cycle engine. The window's event counts
+   are the template's scaled by the work ratio, its cycle counts by the time ratio.
 4. **Turnover.** In a one-phase program a CTA that would finish during a copy completes in it,
    and its slot takes the grid's next CTA at the iteration its launch time implies, all warps
    ready (as the cycle engine's launch leaves them) and the SM's warp sets reset as after a
@@ -83,17 +86,21 @@ def _plan(adv, ci, wi, nwpc, ph_iters, one_phase, n_left, left_out):
                 continue
             any_adv = True
             mx = 0
-            iters = 0
+            past = False
             for w in range(c * nwpc, (c + 1) * nwpc):
                 ws = wi[s, w, K.WI_ST]
                 if ws != K.W_ACTIVE and ws != K.W_BARRIER:
                     return -1
                 mx = max(mx, wi[s, w, K.WI_IT])
-                iters = ph_iters[wi[s, w, K.WI_PH]]
-            if mx + adv[s, c] < iters:
+                # each warp against its own phase's loop: the warps of a CTA may be in
+                # different phases, and a warp moved past its loop's end would never leave it
+                if wi[s, w, K.WI_IT] + adv[s, c] >= ph_iters[wi[s, w, K.WI_PH]]:
+                    past = True
+            if not past:
                 continue
             if not one_phase:
                 return -1
+            iters = ph_iters[0]
             left = adv[s, c] - (iters - mx)
             if left >= iters - 1:
                 return -1
@@ -225,6 +232,16 @@ class SampledSimulation(Simulation):
         self.n_copies = 0
         self.n_turnovers = 0
         self._left = np.empty(self.ci.shape[:2], np.int64)
+        self.sm_sigma = np.zeros(self.ci.shape[0])
+        # every run executes exactly this many warp instructions; more is a copy gone wrong,
+        # refused rather than simulated for ever
+        prog = self.kernel.program
+        self.total_instructions = int(self.kernel.ctas) * int(self.kernel.warps_per_cta) * int(
+            sum(int(n) * int(length) for n, length in zip(prog["ph_iters"], prog["ph_len"],
+                                                          strict=True)))
+        # the copies' own random stream, seeded by the run's seed (a run is reproducible), apart
+        # from the per-SM streams of the cycle engine
+        self.copy_rng = np.random.default_rng([self.seed, 42])
 
     # a changed setting or CTA limit ends the steady state the template describes
     def apply(self, setting: Setting) -> None:
@@ -261,8 +278,9 @@ class SampledSimulation(Simulation):
                 int(self.gi[K.GS_CTA_NEXT]), int(self.gi[K.GS_CTAS_DONE]))
 
     def _steady(self, before, after):
-        """Loop iterations per CTA slot over a steady window (each SM's CTAs at their mean),
-        None if the window is not steady, "short" if a CTA has not run a whole iteration."""
+        """Loop iterations per CTA slot over a steady window (the mean of the SMs holding as
+        many CTAs; sets each SM's deviation spread, sm_sigma), None if the window is not
+        steady, "short" if a CTA has not run a whole iteration."""
         st0, ph0, pos0, cst0, seq0, nx0, dn0 = before
         st1, ph1, pos1, cst1, seq1, nx1, dn1 = after
         if nx0 != nx1 or dn0 != dn1 or self.pending_switch_ns != 0.0:
@@ -287,19 +305,35 @@ class SampledSimulation(Simulation):
         per_cta = per_warp.mean(axis=2)
         if np.any(per_cta[run] < 1):
             return "short"
-        # One rate per SM: the CTAs of one SM share its issue slots and stay together; one
-        # rate per CTA extrapolates one window's noise between them (store_burst -10.7%).
-        d = np.zeros((n_sm, slots))
         # a new template's copies start with no fraction of an iteration owed: the detailed
         # windows between them advanced the CTAs as they run
         self.carry = np.zeros((n_sm, slots))
-        for s in range(n_sm):
-            if run[s].any():
-                d[s][run[s]] = per_cta[s][run[s]].mean()
+        # The copies' rate model (docs/simulator.md "Engines"): the CTAs of one SM advance
+        # together (they share its issue slots); SMs holding as many CTAs share one mean rate,
+        # and each copy adds to each SM's rate a deviation drawn with the spread of those SMs'
+        # rates in the template, so the SMs' positions drift apart as a random walk. Traced
+        # on unsat_small_grid (gtx480, 700 MHz): the cycle engine's per-SM spread grows from
+        # 1.8 to 11.8 iterations over 20 intervals; each SM's own template rate extrapolated
+        # made it grow linearly, to 146, and the last wave twice as long (+7.4%).
+        sm_rate = np.array([per_cta[s][run[s]].mean() if run[s].any() else 0.0
+                            for s in range(n_sm)])
+        count = run.sum(axis=1)
+        d = np.zeros((n_sm, slots))
+        self.sm_sigma = np.zeros(n_sm)
+        for n in set(count.tolist()) - {0}:
+            group = np.nonzero(count == n)[0]
+            rates = sm_rate[group]
+            sigma = float(rates.std(ddof=1)) if len(group) > 1 else 0.0
+            for s in group:
+                d[s][run[s]] = rates.mean()
+                self.sm_sigma[s] = sigma
         return d
 
     def _advance(self, d):
-        c = self.carry + d
+        """Whole loop iterations per CTA slot for one copy at rates ``d`` (each SM's drawn
+        deviation added), and the fractions left to carry."""
+        z = self.copy_rng.standard_normal(d.shape[0]) * self.sm_sigma
+        c = self.carry + np.where(d > 0, np.maximum(d + z[:, None], 0.0), 0.0)
         adv = np.floor(c).astype(np.int64)
         return adv, c - adv
 
@@ -327,6 +361,10 @@ class SampledSimulation(Simulation):
         self.gi[K.GS_ISSUE_STEPS] = 0
         boundary = (self.idx + 1) * self.interval_instructions
         win = self.interval_instructions // N_WINDOWS
+        if self.gi[K.GS_INSTS] > self.total_instructions:
+            raise SimulationError(f"{self.kernel.kernel_id} on {self.gpu.name}: the sampled "
+                                  f"engine executed {int(self.gi[K.GS_INSTS]):,} warp "
+                                  f"instructions of the kernel's {self.total_instructions:,}")
         while self.gi[K.GS_INSTS] < boundary and not self.finished:
             tp = self.template
             if tp is not None and self.open_win is None \

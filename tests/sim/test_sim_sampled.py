@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sim.config import ConfigError, load_gpu, load_suite
-from sim.model import Setting, Simulation
+from sim.model import Setting, Simulation, SimulationError
 from sim.sampled import SampledSimulation
 
 
@@ -15,10 +15,13 @@ def default_suite():
     return load_suite("default")
 
 
-@pytest.mark.parametrize("name", ["mem_stream", "compute_ilp", "store_scatter"])
+@pytest.mark.parametrize("name", ["mem_stream", "compute_ilp", "store_scatter",
+                                  "unsat_small_grid"])
 def test_sampled_runs_copy_and_stay_within_three_percent(gtx480, default_suite, name):
-    """Measured at stop 52 (gtx480 700 MHz, seed 0): mem_stream -0.70%, compute_ilp +0.01%,
-    store_scatter -1.64% (`gpudb bench engine`); the issue's tolerance is 3%."""
+    """Measured at stop 52 (gtx480 700 MHz, seed 0, `gpudb bench engine`): mem_stream -1.53%,
+    compute_ilp +0.01%, store_scatter -1.39%, unsat_small_grid -2.25% (+7.4% while each SM's
+    own template rate was extrapolated: its SMs drifted apart linearly); the issue's
+    tolerance is 3%."""
     kernel = default_suite.kernel(name)
     ref = Simulation(gtx480, kernel).run()
     sim = SampledSimulation(gtx480, kernel)
@@ -26,7 +29,8 @@ def test_sampled_runs_copy_and_stay_within_three_percent(gtx480, default_suite, 
     # every instruction of the kernel is executed, and most of the run is copied
     assert smp.run["instructions"] == ref.run["instructions"]
     assert sim.n_copies > 50
-    assert sim.n_turnovers > 0       # single-phase kernels turn CTAs over inside copies
+    if name != "unsat_small_grid":   # one wave: no CTA left to launch
+        assert sim.n_turnovers > 0   # single-phase kernels turn CTAs over inside copies
     assert smp.run["time_ns"] == pytest.approx(ref.run["time_ns"], rel=0.03)
     assert smp.run["energy_j"] == pytest.approx(ref.run["energy_j"], rel=0.02)
     # an interval is interval_instructions of work within a window (1/8 interval: a copy
@@ -98,3 +102,34 @@ def test_a_multi_phase_kernel_copies_without_turnover(gtx480, default_suite):
     assert sim.n_copies > 0 and sim.n_turnovers == 0
     assert smp.run["instructions"] == ref.run["instructions"]
     assert smp.run["time_ns"] == pytest.approx(ref.run["time_ns"], rel=0.03)
+
+
+def test_a_copy_never_moves_a_warp_past_its_phases_loop(gtx480, default_suite):
+    """The warps of one CTA may be in different loop phases. A copy planned on the CTA's
+    furthest warp against another warp's phase moved a warp past its loop's end, and it never
+    left the loop (the long suite's phase_alternating at 500 MHz ran for ever); each warp is
+    now checked against its own phase, and a run that executes more than its kernel's
+    instructions stops with an error."""
+    from sim import _kernels as K
+    from sim.sampled import _plan
+
+    sim = SampledSimulation(gtx480, default_suite.kernel("phase_alternating"))
+    nwpc = int(sim.gi[K.K_WPC])
+    iters = sim.pi[K.PI_PH_ITERS]
+    assert iters[0] < iters[1]
+    sim.ci[:, :, K.CI_ST] = 0
+    sim.ci[0, 0, K.CI_ST] = 1
+    sim.wi[0, :nwpc, K.WI_ST] = K.W_ACTIVE
+    sim.wi[0, :nwpc, K.WI_PH] = 1          # most warps in the long second loop, early on
+    sim.wi[0, :nwpc, K.WI_IT] = 5
+    sim.wi[0, 0, K.WI_PH] = 0              # one warp still 3 iterations from its loop's end
+    sim.wi[0, 0, K.WI_IT] = iters[0] - 3
+    left = np.empty(sim.ci.shape[:2], np.int64)
+    adv = np.zeros(sim.ci.shape[:2], np.int64)
+    adv[0, 0] = 2
+    assert _plan(adv, sim.ci, sim.wi, nwpc, iters, False, 0, left) == 0      # fits
+    adv[0, 0] = 3
+    assert _plan(adv, sim.ci, sim.wi, nwpc, iters, False, 0, left) == -1     # would pass
+    sim.gi[K.GS_INSTS] = sim.total_instructions + 1
+    with pytest.raises(SimulationError, match="executed .* of the kernel's"):
+        sim.step()

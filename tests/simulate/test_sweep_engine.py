@@ -6,7 +6,7 @@ import duckdb
 
 import gpudb
 from gpudb.store.transfer import merge
-from tests.conftest import invoke, one_line_error, row_counts
+from conftest import invoke, one_line_error, row_counts
 
 
 def _engines(path):

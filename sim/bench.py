@@ -7,6 +7,7 @@ run so that loading numba's cache is not counted.
 from __future__ import annotations
 
 import time
+from statistics import fmean
 
 from sim.config import kernel_from_table, load_gpu, load_suite
 from sim.model import simulate
@@ -208,13 +209,12 @@ def engine_comparison(suite: str = "default", kernels: list[str] | None = None,
     for (gpu, core, mem, kernel), by in runs.items():
         ref, other = by["reference"], by[engine]
         t_ref = [r["time_ns"] for r, _ in ref]
-        mean = (lambda xs: sum(xs) / len(xs))
-        dt = mean([r["time_ns"] for r, _ in other]) / mean(t_ref) - 1.0
-        de = mean([r["energy_j"] for r, _ in other]) / mean([r["energy_j"] for r, _ in ref]) - 1.0
-        spread = (max(t_ref) - min(t_ref)) / mean(t_ref)
+        dt = fmean([r["time_ns"] for r, _ in other]) / fmean(t_ref) - 1.0
+        de = fmean([r["energy_j"] for r, _ in other]) / fmean([r["energy_j"] for r, _ in ref]) - 1.0
+        spread = (max(t_ref) - min(t_ref)) / fmean(t_ref)
         rows.append({
             "gpu": gpu, "core_mhz": core, "mem_mhz": mem, "kernel": kernel.split("/")[-1],
-            "reference_time_ns": mean(t_ref), "time_diff": dt, "energy_diff": de,
+            "reference_time_ns": fmean(t_ref), "time_diff": dt, "energy_diff": de,
             "reference_spread": spread,
             "time_ok": abs(dt) <= max(TIME_TOLERANCE, spread),
             "energy_ok": abs(de) <= ENERGY_TOLERANCE,

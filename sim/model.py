@@ -200,6 +200,12 @@ class SimResult:
     controller: object | None = None
 
 
+def check_engine(engine: str) -> None:
+    """Raise ConfigError unless ``engine`` names one of sim.ENGINES."""
+    if engine not in ENGINES:
+        raise ConfigError(f"no engine {engine!r}: the engines are {', '.join(ENGINES)}")
+
+
 def run_id(gpu: GpuConfig, kernel: KernelSpec, core_mhz: float, mem_mhz: float, n_sm: int,
            ctas_per_sm: int | None, interval_instructions: int, seed: int,
            policy: str = "fixed", epoch_cycles: int | None = None,
@@ -218,8 +224,7 @@ def run_id(gpu: GpuConfig, kernel: KernelSpec, core_mhz: float, mem_mhz: float, 
         payload["epoch_cycles"] = int(epoch_cycles)
     if core_headroom:
         payload["core_headroom"] = float(core_headroom)
-    if engine not in ENGINES:
-        raise ConfigError(f"no engine {engine!r}: the engines are {', '.join(ENGINES)}")
+    check_engine(engine)
     if engine != "reference":
         payload["engine"] = engine
         payload["engine_version"] = SAMPLED_VERSION
@@ -425,16 +430,26 @@ class Simulation:
         once the kernel has finished."""
         if self.finished:
             return None
-        t0 = int(self.gi[K.GS_T])
+        t0 = self._start_interval()
+        if self.epoch_cycles is None:
+            boundary, cycle_end = (self.idx + 1) * self.interval_instructions, K.BIG
+        else:
+            boundary, cycle_end = K.BIG, t0 + self.epoch_cycles
+        self._advance_to(boundary, cycle_end)
+        return self._finish_interval(t0)
+
+    def _start_interval(self) -> int:
+        """Clear the per-interval accumulators; returns the interval's first cycle."""
         self.acc[:] = 0.0
         self.se[:] = 0.0
         self.chn[K.CH_BUSY] = 0.0
         self.gi[K.GS_SM_STEPS] = 0
         self.gi[K.GS_ISSUE_STEPS] = 0
-        if self.epoch_cycles is None:
-            boundary, cycle_end = (self.idx + 1) * self.interval_instructions, K.BIG
-        else:
-            boundary, cycle_end = K.BIG, t0 + self.epoch_cycles
+        return int(self.gi[K.GS_T])
+
+    def _advance_to(self, boundary: int, cycle_end: int) -> None:
+        """Run the cycle engine until ``boundary`` warp instructions or ``cycle_end``, or the
+        kernel's end (then ``finished``)."""
         status = self.k.advance(boundary, cycle_end, self.skip, self.gpu_state, self.program,
                                 self.sm_state, self.counters)
         if status == K.ST_DEADLOCK:
@@ -442,6 +457,10 @@ class Simulation:
                                   "but the kernel has not finished")
         if status == K.ST_DONE:
             self.finished = True
+
+    def _finish_interval(self, t0: int) -> dict | None:
+        """The row of the interval that began at cycle ``t0`` (kept, with its diagnostics),
+        or None if it did nothing."""
         cycles = int(self.gi[K.GS_T]) - t0
         if cycles == 0 and self.acc[K.A_INSTS] == 0:
             return None

@@ -348,17 +348,12 @@ class SampledSimulation(Simulation):
     def step(self) -> dict | None:
         if self.finished:
             return None
-        t0 = int(self.gi[K.GS_T])
         if self.open_win is not None:
             # the open window's counters so far are the last interval's: keep them as an offset
             ow = self.open_win
             self.open_win = (ow[0], ow[1] - self.acc, ow[2] - self.se,
                              ow[3] - self.chn[K.CH_BUSY], ow[4], ow[5])
-        self.acc[:] = 0.0
-        self.se[:] = 0.0
-        self.chn[K.CH_BUSY] = 0.0
-        self.gi[K.GS_SM_STEPS] = 0
-        self.gi[K.GS_ISSUE_STEPS] = 0
+        t0 = self._start_interval()
         boundary = (self.idx + 1) * self.interval_instructions
         win = self.interval_instructions // N_WINDOWS
         if self.gi[K.GS_INSTS] > self.total_instructions:
@@ -372,17 +367,7 @@ class SampledSimulation(Simulation):
                     and self._copy(tp):
                 continue
             self._detail(boundary, win)
-        cycles = int(self.gi[K.GS_T]) - t0
-        if cycles == 0 and self.acc[K.A_INSTS] == 0:
-            return None
-        row = self._row(cycles)
-        self.rows.append(row)
-        self.extra["crisp_compute_cycles"].append(self.acc[K.A_COMPUTE] / self.n_sm)
-        self.extra["end_cycle"].append(int(self.gi[K.GS_T]))
-        self.extra["sm_cycles_processed"].append(int(self.gi[K.GS_SM_STEPS]))
-        self.extra["sm_cycles_issuing"].append(int(self.gi[K.GS_ISSUE_STEPS]))
-        self.idx += 1
-        return row
+        return self._finish_interval(t0)
 
     def _detail(self, boundary: int, win: int) -> None:
         """Simulate one window in detail; keep it as the template when it is steady."""
@@ -394,13 +379,8 @@ class SampledSimulation(Simulation):
                              self.chn[K.CH_BUSY].copy(), int(self.gi[K.GS_INSTS]),
                              int(self.gi[K.GS_T]))
         before, acc0, se0, busy0, insts0, t0 = self.open_win
-        status = self.k.advance(end, K.BIG, self.skip, self.gpu_state, self.program,
-                                self.sm_state, self.counters)
-        if status == K.ST_DEADLOCK:
-            raise SimulationError(f"{self.kernel.kernel_id} on {self.gpu.name}: no event left "
-                                  "but the kernel has not finished")
-        if status == K.ST_DONE:
-            self.finished = True
+        self._advance_to(end, K.BIG)
+        if self.finished:
             self._forget()
             return
         after = self._snap()

@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
-from sim import ENGINES
 from sim.config import ConfigError, GpuConfig, KernelSpec, Suite
 from sim.model import (
     DEFAULT_INTERVAL_INSTRUCTIONS,
@@ -29,6 +28,7 @@ from sim.model import (
     SimResult,
     Simulation,
     check_run,
+    check_engine,
     check_setting,
     run_id,
 )
@@ -182,11 +182,8 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
 
 def simulation_class(engine: str) -> type[Simulation]:
     """The Simulation class of an engine name (sim.ENGINES)."""
-    if engine == "reference":
-        return Simulation
-    if engine == "sampled":
-        return SampledSimulation
-    raise ConfigError(f"no engine {engine!r}: the engines are {', '.join(ENGINES)}")
+    check_engine(engine)
+    return SampledSimulation if engine == "sampled" else Simulation
 
 
 def simulate_task(task: Task) -> SimResult:

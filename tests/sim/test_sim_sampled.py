@@ -16,28 +16,32 @@ def default_suite():
 
 
 @pytest.mark.parametrize("name", ["mem_stream", "compute_ilp", "store_scatter",
-                                  "unsat_small_grid"])
+                                  "unsat_small_grid", "compute_fma"])
 def test_sampled_runs_copy_and_stay_within_three_percent(gtx480, default_suite, name):
-    """Measured at stop 52 (gtx480 700 MHz, seed 0, `gpudb bench engine`): mem_stream -1.53%,
-    compute_ilp +0.01%, store_scatter -1.39%, unsat_small_grid -2.25% (+7.4% while each SM's
-    own template rate was extrapolated: its SMs drifted apart linearly); the issue's
-    tolerance is 3%."""
+    """Measured at stop 53 (gtx480 700 MHz, seed 0): time mem_stream -0.11%, compute_ilp
+    +0.03%, store_scatter -0.36%, unsat_small_grid -1.26% (+7.4% while each SM's own
+    template rate was extrapolated: its SMs drifted apart linearly), compute_fma +0.18%
+    (a loop and a one-store epilogue: its CTAs turn over inside copies); 61-91% of each
+    run's instructions copied. The issue's tolerances are 3% (time) and 2% (energy)."""
     kernel = default_suite.kernel(name)
     ref = Simulation(gtx480, kernel).run()
     sim = SampledSimulation(gtx480, kernel)
     smp = sim.run()
     # every instruction of the kernel is executed, and most of the run is copied
     assert smp.run["instructions"] == ref.run["instructions"]
-    assert sim.n_copies > 50
+    assert sim.copied_instructions > 0.5 * smp.run["instructions"]
     if name != "unsat_small_grid":   # one wave: no CTA left to launch
         assert sim.n_turnovers > 0   # single-phase kernels turn CTAs over inside copies
     assert smp.run["time_ns"] == pytest.approx(ref.run["time_ns"], rel=0.03)
     assert smp.run["energy_j"] == pytest.approx(ref.run["energy_j"], rel=0.02)
-    # an interval is interval_instructions of work within a window (1/8 interval: a copy
-    # ends within half a window of the boundary, and a copy that turns CTAs over does a
-    # little more work than its template), its last one excepted; its counters stay physical
+    # an interval is interval_instructions of work within a window (1/8 interval) or, in a
+    # kernel whose CTAs run in lockstep, one iteration of every CTA slot (copies move whole
+    # iterations: compute_fma's 120 slots x 6 warps x 41 = 29,520), its last one excepted;
+    # its counters stay physical
     insts = np.asarray(smp.intervals.column("instructions").to_pylist())
-    assert np.all(np.abs(insts[:-1] - 100_000) <= 100_000 // 8)
+    quantum = kernel.cta_slots(gtx480) * gtx480.n_sm * kernel.warps_per_cta * int(
+        kernel.program["ph_len"][0])
+    assert np.all(np.abs(insts[:-1] - 100_000) <= max(100_000 // 8, quantum))
     occupancy = np.asarray(smp.intervals.column("occupancy").to_pylist())
     assert np.all((occupancy >= 0) & (occupancy <= 1))
     assert smp.run["engine"] == "sampled" and ref.run["engine"] == "reference"
@@ -124,12 +128,59 @@ def test_a_copy_never_moves_a_warp_past_its_phases_loop(gtx480, default_suite):
     sim.wi[0, :nwpc, K.WI_IT] = 5
     sim.wi[0, 0, K.WI_PH] = 0              # one warp still 3 iterations from its loop's end
     sim.wi[0, 0, K.WI_IT] = iters[0] - 3
-    left = np.empty(sim.ci.shape[:2], np.int64)
+    mode = np.empty(sim.ci.shape[:2], np.int64)
+    val = np.empty(sim.ci.shape[:2], np.int64)
     adv = np.zeros(sim.ci.shape[:2], np.int64)
     adv[0, 0] = 2
-    assert _plan(adv, sim.ci, sim.wi, nwpc, iters, False, 0, left) == 0      # fits
+    assert not sim.turn
+    args = (sim.pi, nwpc, False, 0, mode, val, sim.pre_ph, sim.program_length)
+    assert _plan(adv, sim.ci, sim.wi, *args) == 0      # fits
+    assert mode[0, 0] == 1
     adv[0, 0] = 3
-    assert _plan(adv, sim.ci, sim.wi, nwpc, iters, False, 0, left) == -1     # would pass
+    assert _plan(adv, sim.ci, sim.wi, *args) == -1     # passes its loop's end
     sim.gi[K.GS_INSTS] = sim.total_instructions + 1
     with pytest.raises(SimulationError, match="executed .* of the kernel's"):
         sim.step()
+
+
+def test_a_cta_with_finished_warps_turns_over_with_its_work_counted(gtx480, default_suite):
+    """compute_fma: 24 iterations of 41 instructions, then a one-store epilogue (985 per
+    warp). A CTA whose warps are at iteration 22 or past the loop (one retired, one in the
+    epilogue) completes inside a copy of 3 iterations: the slot does 6 x 3 x 41 = 738
+    instructions' work, the old CTA's rest first (4 warps x (985 - 22 x 41 = 83) + the
+    epilogue warp's 1 + the retired warp's 0 = 333), and the grid's next CTA the whole
+    iterations left, (738 - 333) // 246 = 1: 333 + 246 = 579."""
+    from sim import _kernels as K
+    from sim.sampled import _plan, _work
+
+    sim = SampledSimulation(gtx480, default_suite.kernel("compute_fma"))
+    assert sim.turn and sim.program_length == 985
+    nwpc = int(sim.gi[K.K_WPC])
+    assert nwpc == 6
+    sim.ci[:, :, K.CI_ST] = 0
+    sim.ci[0, 0, K.CI_ST] = 1
+    sim.wi[0, :nwpc, K.WI_ST] = K.W_ACTIVE
+    sim.wi[0, :nwpc, K.WI_PH] = 0
+    sim.wi[0, :nwpc, K.WI_IT] = 22
+    sim.wi[0, :nwpc, K.WI_PC] = sim.pi[K.PI_PH_START, 0]
+    sim.wi[0, 4, K.WI_PH] = 1                       # in the epilogue, its store not issued
+    sim.wi[0, 4, K.WI_IT] = 0
+    sim.wi[0, 4, K.WI_PC] = sim.pi[K.PI_PH_START, 1]
+    sim.wi[0, 5, K.WI_ST] = K.W_RETIRED
+    sim.wi[0, 5, K.WI_PH] = 2
+    mode = np.empty(sim.ci.shape[:2], np.int64)
+    val = np.empty(sim.ci.shape[:2], np.int64)
+    adv = np.zeros(sim.ci.shape[:2], np.int64)
+    adv[0, 0] = 3
+    assert _plan(adv, sim.ci, sim.wi, sim.pi, nwpc, True, 1, mode, val, sim.pre_ph,
+                 sim.program_length) == 1
+    assert mode[0, 0] == 2 and val[0, 0] == 1
+    assert _work(adv, mode, val, sim.wi, sim.pi, nwpc, sim.pre_ph, sim.program_length) \
+        == 4 * 83 + 1 + 0 + 246
+    # no CTA left in the grid: the copy cannot complete it
+    assert _plan(adv, sim.ci, sim.wi, sim.pi, nwpc, True, 0, mode, val, sim.pre_ph,
+                 sim.program_length) == -1
+    # a program with a prologue (compute_tiled) or balanced phases does not turn CTAs over
+    assert not SampledSimulation(gtx480, default_suite.kernel("compute_tiled")).turn
+    assert not SampledSimulation(gtx480, default_suite.kernel("phase_alternating")).turn
+    assert SampledSimulation(gtx480, default_suite.kernel("mem_stream")).turn

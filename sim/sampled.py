@@ -130,9 +130,8 @@ def _plan(adv, ci, wi, pi, nwpc, turn, n_left, mode, val, pre_ph, total):
             for w in range(c * nwpc, (c + 1) * nwpc):
                 ws = wi[s, w, K.WI_ST]
                 ph = wi[s, w, K.WI_PH]
+                # (a paused warp's CTA is paused: refused above)
                 if ws == K.W_RETIRED or ws == K.W_LSU or (turn and ph > 0):
-                    if ws == K.W_PAUSED:
-                        return -1
                     past = True
                     continue
                 if ws != K.W_ACTIVE and ws != K.W_BARRIER:
@@ -496,7 +495,7 @@ class SampledSimulation(Simulation):
                    "busy": self.chn[K.CH_BUSY] - busy0,
                    "insts": int(self.gi[K.GS_INSTS]) - insts0,
                    "cycles": int(self.gi[K.GS_T]) - t0, "d": d,
-                   "run": self.ci[:, :, K.CI_ST] == 1,
+                   "run": self.ci[:, :, K.CI_ST] != 0,    # as _same_state reads it
                    "ph": self.wi[:, :, K.WI_PH].copy()}
             old = self.template
             if old is not None and np.array_equal(old["run"], new["run"]):

@@ -14,7 +14,9 @@ Mechanism, per run (``SampledSimulation``):
    transient (a run's first interval of store_burst runs at 0.180 cycles per instruction, the
    steady state at 0.193). The template is kept across detailed windows that are not steady
    while the same CTA slots are occupied and (multi-phase programs) every live warp is in the
-   phase it was in.
+   phase it was in. A steady window that agrees with the template (item 3) is merged into it
+   (an exponential mean over about four windows: one window's cycles per instruction varies
+   several times more than an interval's).
 3. **Adaptive refresh.** After a template, the next detailed window comes after ``gap``
    windows' worth of copies. The gap doubles, up to MAX_GAP, while successive templates agree
    on cycles per instruction within GAP_TOL, and restarts at 1 when they do not: a template
@@ -32,23 +34,32 @@ Mechanism, per run (``SampledSimulation``):
    in the template, scaled as a random walk's: the SMs drift apart as they do in the cycle
    engine. The copy's event counts are the template's scaled by the work ratio, its cycle
    counts by the time ratio. The last instructions before an interval's end (a quarter
-   window or less) are simulated in detail outside any window.
+   window or less) are simulated in detail outside any window; where the rates' whole
+   iterations would leave more, the interval's last copy moves every running slot one
+   iteration more and runs past the end. The part of a copy past an interval's end is the
+   next interval's, pro rata of its instructions (counters and time): every interval holds
+   its instructions, as the cycle engine's do.
 5. **Turnover.** In a program whose first loop holds all but an eighth or less of a warp's
    instructions (one-phase programs, compute_fma's loop and one-store epilogue), a CTA that
    would finish during a copy, or has warps that already issued their last instruction,
    completes in it: the slot does its planned iterations' work, the old CTA's rest first
-   (epilogue included) and the grid's next CTA the whole iterations left, all warps ready
-   (as the cycle engine's launch leaves them) and the SM's warp sets reset as after a clock
-   switch; an LSU instruction of the old CTA is dropped (the copied time holds the template's
-   memory traffic). Other programs copy without turnover.
+   (epilogue included) and the grid's next CTA the whole iterations left. Where every warp of
+   the old CTA is still in the loop, each passes its place in the loop body, its scoreboard
+   and its loads in flight to the new CTA's warp, so the SM's pipeline stays in its steady
+   state; otherwise the new CTA's warps start at the program's start, all ready (as the
+   cycle engine's launch leaves them), the SM's warp sets reset as after a clock switch, and
+   an LSU instruction of the old CTA is dropped (the copied time holds the template's memory
+   traffic). Other programs copy without turnover.
 
 Stated approximations: CRIT's and CRISP's critical paths and the load-outstanding time restart
-at each detailed window; a copied window adds nothing to the MSHR and store-queue bounds
-(``mshr_min_ns``, ``store_queue_min_ns`` are maxima, not sums); an epilogue skipped in a
+at each detailed window; the MSHR and store-queue bounds (``mshr_min_ns``,
+``store_queue_min_ns``: the busiest SM's entry-time over the interval) sum each detailed
+stretch's and copy's busiest SM; an epilogue skipped in a
 turnover adds its instructions but not its own events (compute_fma's one store per warp);
-the copies of a kernel whose CTAs run in lockstep move in whole iterations of every slot, so
-such an interval may end up to one such step (compute_fma: 29,520 instructions) from its
-boundary. Instruction totals are exact (every run executes the reference's instructions).
+the part of a copy given to the next interval is the copy's average, and in a closed loop
+ran at the setting before the switch (its time converted to the next interval's clock, its
+energy counted at the next interval's voltage). Instruction totals are exact (every run
+executes the reference's instructions).
 Accuracy against the cycle engine is measured by ``gpudb bench engine``, not assumed: the
 error concentrates in the last wave, whose length depends on how far apart the CTAs are when
 the grid runs out (docs/DESIGN.md section 7).
@@ -80,8 +91,13 @@ WARM_WINDOWS = 2
 # 1-2; a transient template is off by far more (shared_conflict's first: +40%).
 MAX_GAP = 32
 GAP_TOL = 0.05
+# A template measured again within GAP_TOL is merged with the last: its sums weighted by this
+# (an exponential mean over ~1 / (1 - MERGE_WEIGHT) windows; SampledSimulation._merge).
+MERGE_WEIGHT = 0.75
 
 _BIG = K.BIG
+# the MSHR and store-queue bounds (ns), summed over an interval's parts (_advance_to)
+_BOUNDS = np.array([K.A_MSHR_MIN_NS, K.A_SQ_MIN_NS], np.int64)
 # the accumulators that count events (sim.model's GPU-wide totals), not cycles
 _COUNTS = np.array(sorted(_TOTALS.values()), np.int64)
 _SI_STAMPS = np.array([K.SI_NEXT, K.SI_GAP, K.SI_LSU_MAXRET, K.SI_SFU_FREE, K.SI_MSHR_NEXT,
@@ -99,6 +115,33 @@ def _flat(wi, s, w, pi, pre_ph, total):
         return total
     return pre_ph[ph] + wi[s, w, K.WI_IT] * pi[K.PI_PH_LEN, ph] \
         + wi[s, w, K.WI_PC] - pi[K.PI_PH_START, ph]
+
+
+@njit(cache=True)
+def _kept(wi, s, c, nwpc):
+    """Whether CTA slot [s, c]'s warps pass their places to the next CTA's in a turnover,
+    and then the iteration they count from: -1 if not, else the slot's least iteration (each
+    warp keeps its lead over it: one past a barrier at its loop body's end has counted the
+    next iteration already). They pass them on where all of them are in the first loop,
+    issuing or at a barrier; after a CTA with a warp that has issued its last instruction, or
+    is past the loop, the next CTA's warps start afresh, so no barrier waits for warps that
+    start elsewhere."""
+    base = -1
+    for w in range(c * nwpc, (c + 1) * nwpc):
+        ws = wi[s, w, K.WI_ST]
+        if (ws != K.W_ACTIVE and ws != K.W_BARRIER) or wi[s, w, K.WI_PH] != 0:
+            return -1
+        if base < 0 or wi[s, w, K.WI_IT] < base:
+            base = wi[s, w, K.WI_IT]
+    return base
+
+
+@njit(cache=True)
+def _lead(wi, s, w, pi, base):
+    """Warp w's instructions into the next CTA's program beyond its ``base`` iterations,
+    where it passes its place on (_kept)."""
+    return (wi[s, w, K.WI_IT] - base) * pi[K.PI_PH_LEN, 0] + wi[s, w, K.WI_PC] \
+        - pi[K.PI_PH_START, 0]
 
 
 @njit(cache=True)
@@ -147,11 +190,16 @@ def _plan(adv, ci, wi, pi, nwpc, turn, n_left, mode, val, pre_ph, total):
                 return -1
             iters = ph_iters[0]
             rest = 0
+            ahead = 0
+            base = _kept(wi, s, c, nwpc)
             for w in range(c * nwpc, (c + 1) * nwpc):
                 rest += total - _flat(wi, s, w, pi, pre_ph, total)
+                if base >= 0:
+                    rest += _lead(wi, s, w, pi, base)
+                    ahead = max(ahead, wi[s, w, K.WI_IT] - base)
             per_it = nwpc * pi[K.PI_PH_LEN, 0]
             left = max(0, (adv[s, c] * per_it - rest) // per_it)
-            if left >= iters - 1:
+            if left + ahead >= iters - 1:
                 return -1
             mode[s, c] = 2
             val[s, c] = left
@@ -171,10 +219,14 @@ def _work(adv, mode, val, wi, pi, nwpc, pre_ph, total):
                 for w in range(c * nwpc, (c + 1) * nwpc):
                     n += adv[s, c] * pi[K.PI_PH_LEN, wi[s, w, K.WI_PH]]
             elif mode[s, c] == 2:
-                # the old CTA's rest (its loop's and its epilogue's) and the new one's start
+                # the old CTA's rest (its loop's and its epilogue's) and the new one's start:
+                # whole iterations, and where the warp's place passes on, its offset in the body
+                base = _kept(wi, s, c, nwpc)
                 for w in range(c * nwpc, (c + 1) * nwpc):
                     n += total - _flat(wi, s, w, pi, pre_ph, total) \
                         + val[s, c] * pi[K.PI_PH_LEN, 0]
+                    if base >= 0:
+                        n += _lead(wi, s, w, pi, base)
     return n
 
 
@@ -225,30 +277,39 @@ def _apply_copy(D, adv, mode, val, si, wi, done, ci, mi, qrel, wt, wq, wm, chn, 
                 for w in range(c * nwpc, (c + 1) * nwpc):
                     wi[s, w, K.WI_IT] += adv[s, c]
                 continue
-            turned = True
-            ci[s, c, K.CI_BAR] = 0
-            lw = si[s, K.SI_LSU_W]
-            if lw >= c * nwpc and lw < (c + 1) * nwpc:
-                # the LSU's instruction belonged to the CTA replaced: the copied time already
-                # holds the template's memory traffic, so the LSU is left free for the new one
-                si[s, K.SI_LSU_W] = -1
-            for w in range(c * nwpc, (c + 1) * nwpc):
-                if wi[s, w, K.WI_ST] == K.W_RETIRED:
-                    si[s, K.SI_LIVE] += 1       # _retire counted it out
             ci[s, c, K.CI_ST] = 1
             ci[s, c, K.CI_LEFT] = nwpc
             ci[s, c, K.CI_DONE] = t
             ci[s, c, K.CI_PAUSED] = 0
             ci[s, c, K.CI_SEQ] = gi[K.GS_CTA_NEXT]
+            base = _kept(wi, s, c, nwpc)
             for w in range(c * nwpc, (c + 1) * nwpc):
+                # A warp in the loop passes its place, scoreboard and loads in flight to the
+                # next CTA's warp, which goes on at val iterations: the SM's pipeline stays as
+                # the template's steady state has it. Started afresh instead, every slot's
+                # warps of a lockstep kernel began together with nothing in flight, as at the
+                # kernel's launch: twoslope_lm's next detailed window ran 25% slow (0.132
+                # cycles per instruction against 0.105) and its interval 3-5% long.
+                if base >= 0:
+                    wi[s, w, K.WI_IT] += val[s, c] - base
+                    continue
+                wi[s, w, K.WI_IT] = val[s, c]
+                turned = True
+                if si[s, K.SI_LSU_W] == w:
+                    # the old warp's last instruction: the copied time already holds the
+                    # template's memory traffic, so the LSU is left free
+                    si[s, K.SI_LSU_W] = -1
+                if wi[s, w, K.WI_ST] == K.W_RETIRED:
+                    si[s, K.SI_LIVE] += 1       # _retire counted it out
                 wi[s, w, K.WI_ST] = K.W_ACTIVE
                 wi[s, w, K.WI_PC] = start
                 wi[s, w, K.WI_PH] = 0
-                wi[s, w, K.WI_IT] = val[s, c]
                 wi[s, w, K.WI_LD] = t
                 wi[s, w, K.WI_WAIT] = 0
                 for i in range(done.shape[2]):
                     done[s, w, i] = 0
+            if base < 0:
+                ci[s, c, K.CI_BAR] = 0
             gi[K.GS_CTA_NEXT] += 1
             gi[K.GS_CTAS_DONE] += 1
         if turned:
@@ -290,6 +351,8 @@ class SampledSimulation(Simulation):
         self.open_win: tuple | None = None
         self.cycle_carry = 0.0
         self.n_copies = 0
+        self.tail: dict | None = None       # the last copy's work, counters and cycles
+        self.carry_in: tuple | None = None   # counters and ns owed to the next interval
         self.copied_instructions = 0
         self.n_turnovers = 0
         self.since = 0
@@ -414,15 +477,42 @@ class SampledSimulation(Simulation):
         fractions left to carry."""
         z = self.copy_rng.standard_normal(d.shape[0]) * (self.sm_sigma * np.sqrt(part))
         c = self.carry + np.where(d > 0, np.maximum(d * part + z[:, None], 0.0), 0.0)
-        adv = np.floor(c).astype(np.int64)
+        # (a slot the interval's last copy moved on ahead of its rate carries a debt: < 0)
+        adv = np.maximum(np.floor(c), 0).astype(np.int64)
         return adv, c - adv
 
-    def _plan(self, d, part):
+    def _plan(self, d, part, reach: int | None = None):
+        """The copy's plan: (CTAs turned over or -1 if it cannot be made, iterations per
+        slot, fractions carried). With ``reach`` (the interval's last copy), every running
+        slot moves one iteration more where the rates' whole iterations would leave more
+        than ``reach`` instructions before the interval's end, which would then be simulated
+        in detail: in a kernel whose CTAs run in lockstep one iteration of every slot is
+        29,520 instructions (compute_fma), more than two windows. The copy then runs past the
+        end, and that part is the next interval's (_split_tail)."""
         adv, carry = self._advance(d, part)
-        n_left = int(self.gi[K.K_N_CTAS] - self.gi[K.GS_CTA_NEXT])
-        n_turn = _plan(adv, self.ci, self.wi, self.pi, int(self.gi[K.K_WPC]), self.turn,
-                       n_left, self._mode, self._val, self.pre_ph, self.program_length)
+        n_turn = self._plan_adv(adv)
+        if reach is None:
+            return n_turn, adv, carry
+        short = n_turn < 0 or self._work(adv) < reach
+        if short:
+            up = adv + (d > 0)
+            n_up = self._plan_adv(up)
+            n_left = int(self.gi[K.K_N_CTAS] - self.gi[K.GS_CTA_NEXT])
+            if n_up >= 0 and (n_up <= max(n_turn, 0)
+                              or n_left - n_up >= int(np.count_nonzero(d))):
+                return n_up, up, carry - (d > 0)
+            n_turn = self._plan_adv(adv)        # (the modes are the plan's last)
         return n_turn, adv, carry
+
+    def _plan_adv(self, adv) -> int:
+        n_left = int(self.gi[K.K_N_CTAS] - self.gi[K.GS_CTA_NEXT])
+        return _plan(adv, self.ci, self.wi, self.pi, int(self.gi[K.K_WPC]), self.turn,
+                     n_left, self._mode, self._val, self.pre_ph, self.program_length)
+
+    def _work(self, adv) -> int:
+        """Warp instructions the copy just planned executes."""
+        return int(_work(adv, self._mode, self._val, self.wi, self.pi, int(self.gi[K.K_WPC]),
+                         self.pre_ph, self.program_length))
 
     def step(self) -> dict | None:
         if self.finished:
@@ -447,9 +537,12 @@ class SampledSimulation(Simulation):
                 # last few instructions in detail, outside any window, so the next interval
                 # starts with the template in hand
                 if left > win // 4:
-                    part = min(left / tp["insts"], self.gap - self.since)
-                    if self._copy(tp, part):
-                        self.since += part
+                    # (in windows as the last one measured: a merged template holds more)
+                    windows = min(left / tp["win"], self.gap - self.since)
+                    last = left / tp["win"] <= self.gap - self.since
+                    if self._copy(tp, windows * tp["win"] / tp["insts"],
+                                  left - win // 4 if last else None):
+                        self.since += windows
                         continue
                 if left <= win // 4:
                     self._advance_to(boundary, K.BIG)
@@ -458,6 +551,60 @@ class SampledSimulation(Simulation):
                     continue
             self._detail(boundary, win)
         return self._finish_interval(t0)
+
+    def _start_interval(self) -> float:
+        t0 = super()._start_interval()
+        if self.carry_in is None:
+            return t0
+        # the last interval's copy ran past its end: that part is this interval's (its time in
+        # this interval's clock cycles, should the setting have changed)
+        acc, se, busy, ns = self.carry_in
+        self.carry_in = None
+        self.acc += acc
+        self.se += se
+        self.chn[K.CH_BUSY] += busy
+        return t0 - ns * self.setting.core_mhz / 1000.0
+
+    def _split_tail(self, boundary: int) -> float:
+        """Where the interval's last copy ran past its end (by up to one loop iteration of
+        every CTA slot: the copies move whole iterations), give that part of the copy to the
+        next interval, pro rata of its instructions, so every interval holds exactly its
+        instructions' counters and time as the cycle engine's do (a copy is uniform in time by
+        construction). Without it an interval's instruction count, hence its time, jittered
+        (coefficient of variation 9.6% on compute_fma at 300 MHz against 0.01%), which the
+        guarded controllers read as wrong predictions. Returns the cycles given."""
+        excess = int(self.gi[K.GS_INSTS]) - boundary
+        tl = self.tail
+        if tl is None or excess <= 0 or self.finished:
+            return 0.0
+        f = min(excess / tl["insts"], 1.0)
+        acc = tl["acc"] * f
+        acc[K.A_INSTS] = min(excess, tl["insts"])
+        se, busy, cycles = tl["se"] * f, tl["busy"] * f, tl["cycles"] * f
+        self.acc -= acc
+        self.se -= se
+        self.chn[K.CH_BUSY] -= busy
+        self.carry_in = (acc, se, busy, cycles * 1000.0 / self.setting.core_mhz)
+        return cycles
+
+    def _finish_interval(self, t0: float) -> dict | None:
+        return super()._finish_interval(t0 + self._split_tail(
+            (self.idx + 1) * self.interval_instructions))
+
+    def _advance_to(self, boundary: int, cycle_end: int) -> None:
+        self.tail = None        # the machine ran on in detail: no copy's tail to split
+        # The MSHR and store-queue bounds are, per interval, the busiest SM's entry-time
+        # summed over the interval (Little's law; sim._kernels._end_interval), and each call
+        # of the cycle engine closes its own: an interval's bound here is the sum over its
+        # detailed stretches and copies of each one's busiest SM (a little above the busiest
+        # SM's sum where the SMs take turns). Kept as the last call's alone, the bound held
+        # only the detailed share of the interval (phase_cache_compute's gather phase at
+        # 300 MHz: 0.8 us against the cycle engine's 21.8 us), and CRISP_gpudb, which bounds
+        # its predicted time with it, read a memory-bound phase as compute-bound.
+        before = self.acc[_BOUNDS].copy()
+        self.acc[_BOUNDS] = 0.0
+        super()._advance_to(boundary, cycle_end)
+        self.acc[_BOUNDS] += before
 
     def _detail(self, boundary: int, win: int) -> None:
         """Simulate one window in detail; keep it as the template when it is steady."""
@@ -495,6 +642,7 @@ class SampledSimulation(Simulation):
                    "busy": self.chn[K.CH_BUSY] - busy0,
                    "insts": int(self.gi[K.GS_INSTS]) - insts0,
                    "cycles": int(self.gi[K.GS_T]) - t0, "d": d,
+                   "win": int(self.gi[K.GS_INSTS]) - insts0,
                    "run": self.ci[:, :, K.CI_ST] != 0,    # as _same_state reads it
                    "ph": self.wi[:, :, K.WI_PH].copy()}
             old = self.template
@@ -503,10 +651,34 @@ class SampledSimulation(Simulation):
                 # templates agree on cycles per instruction, and restarts when they do not
                 a = old["cycles"] / old["insts"]
                 b = new["cycles"] / new["insts"]
-                self.gap = min(self.gap * 2, MAX_GAP) if abs(b / a - 1) <= GAP_TOL else 1
+                if abs(b / a - 1) <= GAP_TOL:
+                    self.gap = min(self.gap * 2, MAX_GAP)
+                    new = self._merge(old, new)
+                else:
+                    self.gap = 1
             else:
                 self.gap = 1
             self.template = new
+
+    def _merge(self, old: dict, new: dict) -> dict:
+        """The template of a steady state measured again: the new window added to the old
+        template's sums, these weighted by MERGE_WEIGHT. One window is an eighth of an
+        interval, and its cycles per instruction vary from window to window several times
+        more than an interval's (phase_cache_compute's gather phase at 300 MHz: interval times
+        within 1% in the cycle engine, wandering by 2-3% while each template was one window
+        copied for up to four intervals), so the copied intervals' times now follow a mean of
+        the last windows (~4). The rates per slot and the SMs' spread are the new window's,
+        rescaled to the merged work (a random walk's spread grows with its square root)."""
+        w = MERGE_WEIGHT
+        out = dict(new)
+        for key in ("acc", "se", "busy"):
+            out[key] = old[key] * w + new[key]
+        out["insts"] = old["insts"] * w + new["insts"]
+        out["cycles"] = old["cycles"] * w + new["cycles"]
+        grow = out["insts"] / new["insts"]
+        out["d"] = new["d"] * grow
+        self.sm_sigma = self.sm_sigma * np.sqrt(grow)
+        return out
 
     def _same_state(self, tp: dict) -> bool:
         """Whether the machine still holds the steady state the template describes: the same
@@ -519,15 +691,14 @@ class SampledSimulation(Simulation):
         live = (st != K.W_EMPTY) & (st != K.W_RETIRED)
         return bool(np.array_equal(self.wi[:, :, K.WI_PH][live], tp["ph"][live]))
 
-    def _copy(self, tp: dict, part: float = 1.0) -> bool:
-        """Copy ``part`` of the template once (module docstring, items 3-4); False if it
-        cannot be."""
-        n_turn, adv, carry = self._plan(tp["d"], part)
+    def _copy(self, tp: dict, part: float = 1.0, reach: int | None = None) -> bool:
+        """Copy ``part`` of the template once (module docstring, items 3-4), at least
+        ``reach`` instructions where it can (_plan); False if it cannot be."""
+        n_turn, adv, carry = self._plan(tp["d"], part, reach)
         if n_turn < 0:
             return False
         nwpc = int(self.gi[K.K_WPC])
-        insts = int(_work(adv, self._mode, self._val, self.wi, self.pi, nwpc, self.pre_ph,
-                          self.program_length))
+        insts = self._work(adv)
         if insts == 0:
             return False
         self.carry = carry
@@ -548,12 +719,12 @@ class SampledSimulation(Simulation):
         # time, event counts with the copied work
         a = tp["acc"] * (shift / tp["cycles"])
         a[_COUNTS] = tp["acc"][_COUNTS] * f
-        a[K.A_MSHR_MIN_NS] = 0.0        # maxima over the interval, not sums: left out
-        a[K.A_SQ_MIN_NS] = 0.0
+        a[K.A_INSTS] = insts
         self.acc += a
-        self.acc[K.A_INSTS] += insts - a[K.A_INSTS]
         self.se += tp["se"] * f
         self.chn[K.CH_BUSY] += tp["busy"] * f
+        self.tail = {"insts": insts, "acc": a, "se": tp["se"] * f, "busy": tp["busy"] * f,
+                     "cycles": shift}
         self.n_copies += 1
         self.n_turnovers += n_turn
         return True

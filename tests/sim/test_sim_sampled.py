@@ -36,14 +36,13 @@ def test_sampled_runs_copy_and_stay_within_three_percent(gtx480, default_suite, 
         assert sim.n_turnovers > 0   # single-phase kernels turn CTAs over inside copies
     assert smp.run["time_ns"] == pytest.approx(ref.run["time_ns"], rel=0.03)
     assert smp.run["energy_j"] == pytest.approx(ref.run["energy_j"], rel=0.02)
-    # an interval is interval_instructions of work within a window (1/8 interval) or, in a
-    # kernel whose CTAs run in lockstep, one iteration of every CTA slot (copies move whole
-    # iterations: compute_fma's 120 slots x 6 warps x 41 = 29,520), its last one excepted;
-    # its counters stay physical
+    # every interval but the last holds its 100,000 instructions as the cycle engine's do
+    # (they overshoot by one cycle's issue: up to 20 here): a copy that runs past an
+    # interval's end gives that part to the next interval (measured: up to 29; before, up to
+    # one iteration of every CTA slot, compute_fma's 29,520, and its intervals' times jittered
+    # with a coefficient of variation of 9.6%)
     insts = np.asarray(smp.intervals.column("instructions").to_pylist())
-    quantum = kernel.cta_slots(gtx480) * gtx480.n_sm * kernel.warps_per_cta * int(
-        kernel.program["ph_len"][0])
-    assert np.all(np.abs(insts[:-1] - 100_000) <= max(100_000 // 8, quantum))
+    assert np.all(np.abs(insts[:-1] - 100_000) <= 64)
     occupancy = np.asarray(smp.intervals.column("occupancy").to_pylist())
     assert np.all((occupancy >= 0) & (occupancy <= 1))
     assert smp.run["engine"] == "sampled" and ref.run["engine"] == "reference"
@@ -186,3 +185,30 @@ def test_a_cta_with_finished_warps_turns_over_with_its_work_counted(gtx480, defa
     assert not SampledSimulation(gtx480, default_suite.kernel("compute_tiled")).turn
     assert not SampledSimulation(gtx480, default_suite.kernel("phase_alternating")).turn
     assert SampledSimulation(gtx480, default_suite.kernel("mem_stream")).turn
+
+
+def test_a_copy_past_an_intervals_end_gives_that_part_to_the_next(gtx480, default_suite):
+    """Hand-computed: a copy of 30,000 warp instructions, 6,000 cycles and 900 DRAM reads
+    that ends 12,000 instructions past the interval's end leaves 40% of itself (2,400 cycles,
+    360 reads, 12,000 instructions) to the next interval, whose clock here runs at half the
+    rate: the 2,400 cycles at 700 MHz are 1,200 of its own."""
+    from sim import _kernels as K
+
+    sim = SampledSimulation(gtx480, default_suite.kernel("compute_fma"))
+    t0 = sim._start_interval()
+    a = np.zeros_like(sim.acc)
+    a[K.A_INSTS], a[K.A_DRAM_RD] = 30_000, 900
+    sim.acc += a
+    sim.gi[K.GS_INSTS] += 112_000
+    sim.gi[K.GS_T] += 6_000
+    sim.tail = {"insts": 30_000, "acc": a, "se": np.zeros_like(sim.se),
+                "busy": np.zeros_like(sim.chn[K.CH_BUSY]), "cycles": 6_000}
+    assert sim._split_tail(100_000) == pytest.approx(2_400)
+    assert sim.acc[K.A_INSTS] == 18_000 and sim.acc[K.A_DRAM_RD] == pytest.approx(540)
+    sim.setting = Setting(350.0, 924.0, None)
+    t1 = sim._start_interval()
+    assert t1 == pytest.approx(t0 + 6_000 - 1_200)
+    assert sim.acc[K.A_INSTS] == 12_000 and sim.acc[K.A_DRAM_RD] == pytest.approx(360)
+    # a detailed stretch leaves no copy's tail to split
+    sim.tail = None
+    assert sim._split_tail(100_000) == 0.0 and sim.carry_in is None

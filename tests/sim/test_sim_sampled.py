@@ -18,12 +18,12 @@ def default_suite():
 @pytest.mark.parametrize("name", ["mem_stream", "compute_ilp", "store_scatter",
                                   "unsat_small_grid", "compute_fma", "shared_conflict"])
 def test_sampled_runs_copy_and_stay_within_three_percent(gtx480, default_suite, name):
-    """Measured at stop 53 (gtx480 700 MHz, seed 0): time mem_stream -0.37%, compute_ilp
-    +0.03%, store_scatter +0.29%, unsat_small_grid -1.26% (+7.4% while each SM's own
-    template rate was extrapolated: its SMs drifted apart linearly), compute_fma +0.02%
+    """Measured at stop 54 (SAMPLED_VERSION 4; gtx480 700 MHz, seed 0): time mem_stream -0.54%,
+    compute_ilp -0.05%, store_scatter -0.32%, unsat_small_grid -1.29% (+7.4% while each SM's
+    own template rate was extrapolated: its SMs drifted apart linearly), compute_fma -0.35%
     (a loop and a one-store epilogue: its CTAs turn over inside copies), shared_conflict
-    +1.29% (its first template, taken as all its CTAs start together, is 40% slow: +18% while
-    no detailed window replaced it); 62-91% of each run's instructions copied. The issue's
+    +2.60% (its first template, taken as all its CTAs start together, is 40% slow: +18% while
+    no detailed window replaced it); 65-91% of each run's instructions copied. The issue's
     tolerances are 3% (time) and 2% (energy)."""
     kernel = default_suite.kernel(name)
     ref = Simulation(gtx480, kernel).run()
@@ -212,3 +212,23 @@ def test_a_copy_past_an_intervals_end_gives_that_part_to_the_next(gtx480, defaul
     # a detailed stretch leaves no copy's tail to split
     sim.tail = None
     assert sim._split_tail(100_000) == 0.0 and sim.carry_in is None
+
+
+def test_copied_intervals_keep_the_reference_time_and_memory_bound(gtx480, default_suite):
+    """twoslope_lm (gtx480 700 MHz, memory-bound, 240 CTAs in lockstep waves), interval by
+    interval, the first and the last three (the launch and the drain) excepted. Time: within 1%
+    (measured: 0.5% at most). Before a turnover passed the warps' places and loads in flight
+    to the next CTA, every slot's new warps began together with nothing in flight, as at the
+    launch, and the next detailed window ran 25% slow: single intervals 2-5% long. The MSHR
+    bound (mshr_min_ns, the busiest SM's entry-time over the interval): within 5% (measured
+    +1.5 to +2.5%: each detailed stretch's and copy's busiest SM, summed); before, the detailed
+    stretches' alone, 4% of the reference's on phase_cache_compute's gather phase."""
+    kernel = default_suite.kernel("twoslope_lm")
+    ref = Simulation(gtx480, kernel).run().intervals
+    smp = SampledSimulation(gtx480, kernel).run().intervals
+    assert smp.num_rows == ref.num_rows
+    inner = slice(1, ref.num_rows - 3)
+    for col, tol in (("time_ns", 0.01), ("mshr_min_ns", 0.05)):
+        a = np.asarray(ref.column(col).to_pylist())[inner]
+        b = np.asarray(smp.column(col).to_pylist())[inner]
+        assert np.all(np.abs(b / a - 1) <= tol), col

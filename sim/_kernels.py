@@ -97,7 +97,11 @@ GS_EQ_SHIFT = 11       # log2 of G_EQ_PERIOD if a power of two, else -1 (set by 
 # and those of them that issued an instruction.
 GS_SM_STEPS = 12
 GS_ISSUE_STEPS = 13
-N_GI = 14
+# 1: a call of the engine that ends leaves CRIT's and CRISP's running critical paths as they
+# are (the sampled engine, whose intervals are several calls, restarts them itself at each
+# interval's end); 0 (the cycle engine): each call is an interval and restarts them.
+GS_KEEP_PATHS = 14
+N_GI = 15
 
 # Program (int64 ``pi[N_PI, L]`` and float64 ``pf[N_PF, L]``): per instruction, then per phase.
 PI_OP = 0
@@ -1590,7 +1594,8 @@ def _end_interval(t_end, gpu, sms, cnt):
 
     Both counters restart at zero each interval (as the papers' counters do per kernel); a miss
     still outstanding is treated as issued at t_end with a zero timestamp, so an interval's
-    critical path never exceeds its cycles.
+    critical path never exceeds its cycles. With GS_KEEP_PATHS they are read but not restarted
+    (the sampled engine restarts them at its intervals' ends, sim.sampled).
     """
     fp, si, mi, acc = gpu.fp, sms.si, sms.mi, cnt.acc
     width = int(fp[G_ISSUE_WIDTH])
@@ -1610,6 +1615,8 @@ def _end_interval(t_end, gpu, sms, cnt):
             acc[A_SQ_MIN_NS] = sq_ns
         si[s, SI_MSHR_OCC] = 0
         si[s, SI_SQ_OCC] = 0
+        if gpu.gi[GS_KEEP_PATHS] != 0:
+            continue
         si[s, SI_CRIT] = 0
         si[s, SI_LCP] = 0
         si[s, SI_LCP_SLOT] = 0

@@ -149,6 +149,30 @@ ENGINE_SETTINGS = (("gtx480", 700.0, 924.0), ("gtx480", 300.0, 924.0),
 # reference's own spread over the seeds where larger), run energy within 2%.
 TIME_TOLERANCE = 0.03
 ENERGY_TOLERANCE = 0.02
+# The interval shares a controller and the predictors read (queries/interval_shares.sql):
+# each one's mean over a run's intervals, in share of the interval's cycles.
+SHARE_TOLERANCE = 0.03
+SHARES = ("computation", "load_outstanding", "crit_path", "load_stall", "store_stall")
+
+
+def interval_shares(intervals) -> dict[str, float]:
+    """Mean over a run's intervals (those with cycles) of each share in SHARES: computation
+    as CRISP classifies it (paper 000 section 3.5: not a load or store stall), cycles with a
+    load outstanding (CRISP-L's load critical path), CRIT's critical path through memory
+    (paper 004 section 3.1.1), CRISP's load and store stalls."""
+    import numpy as np
+
+    col = {c: np.asarray(intervals.column(c).to_pylist(), float) for c in (
+        "cycles", "crit_path_cycles", "load_outstanding_cycles", "crisp_load_stall_cycles",
+        "crisp_store_stall_cycles")}
+    keep = col["cycles"] > 0
+    cyc = col["cycles"][keep]
+    load = col["crisp_load_stall_cycles"][keep] / cyc
+    store = col["crisp_store_stall_cycles"][keep] / cyc
+    return {"computation": float(np.mean(1.0 - load - store)),
+            "load_outstanding": float(np.mean(col["load_outstanding_cycles"][keep] / cyc)),
+            "crit_path": float(np.mean(col["crit_path_cycles"][keep] / cyc)),
+            "load_stall": float(np.mean(load)), "store_stall": float(np.mean(store))}
 
 
 _warm = False
@@ -169,7 +193,8 @@ def _timed_run(task) -> tuple[dict, float]:
         _warm = True
     start = time.perf_counter()
     result = simulate_task(task)
-    return result.run, time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    return {**result.run, "shares": interval_shares(result.intervals)}, seconds
 
 
 def engine_comparison(suite: str = "default", kernels: list[str] | None = None,
@@ -178,8 +203,10 @@ def engine_comparison(suite: str = "default", kernels: list[str] | None = None,
     """Every kernel of ``suite`` at every setting, seed by seed, by the reference engine and
     by ``engine``: one row per (gpu, core MHz, mem MHz, kernel) with the mean run time and
     energy of each over ``seeds``, their relative differences, the reference's spread over
-    the seeds ((max - min) / mean of its times), whether the difference is within tolerance
-    (time: TIME_TOLERANCE or the spread where larger; energy: ENERGY_TOLERANCE), both engines'
+    the seeds ((max - min) / mean of its times), the largest difference of an interval share's
+    mean over the seeds (interval_shares; ``share_diff``, signed, and which one,
+    ``share_worst``), whether each is within tolerance (time: TIME_TOLERANCE or the spread
+    where larger; energy: ENERGY_TOLERANCE; shares: SHARE_TOLERANCE), both engines'
     simulation seconds (in ``jobs`` worker processes: per-run times are comparable only
     between runs timed alike), and whether the instruction totals are equal."""
     from sim.sweep import plan, worker_count, worker_pool
@@ -212,12 +239,17 @@ def engine_comparison(suite: str = "default", kernels: list[str] | None = None,
         dt = fmean([r["time_ns"] for r, _ in other]) / fmean(t_ref) - 1.0
         de = fmean([r["energy_j"] for r, _ in other]) / fmean([r["energy_j"] for r, _ in ref]) - 1.0
         spread = (max(t_ref) - min(t_ref)) / fmean(t_ref)
+        share = {k: fmean([r["shares"][k] for r, _ in other])
+                 - fmean([r["shares"][k] for r, _ in ref]) for k in SHARES}
+        worst = max(SHARES, key=lambda k: abs(share[k]))
         rows.append({
             "gpu": gpu, "core_mhz": core, "mem_mhz": mem, "kernel": kernel.split("/")[-1],
             "reference_time_ns": fmean(t_ref), "time_diff": dt, "energy_diff": de,
             "reference_spread": spread,
             "time_ok": abs(dt) <= max(TIME_TOLERANCE, spread),
             "energy_ok": abs(de) <= ENERGY_TOLERANCE,
+            "share_diff": share[worst], "share_worst": worst,
+            "shares_ok": abs(share[worst]) <= SHARE_TOLERANCE,
             "reference_s": sum(t for _, t in ref), "engine_s": sum(t for _, t in other),
             "instructions_equal": all(a["instructions"] == b["instructions"]
                                       for (a, _), (b, _) in zip(ref, other, strict=True)),

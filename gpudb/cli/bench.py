@@ -147,9 +147,11 @@ def sim(gpu, suite, repeat):
 def engine(suite, kernels, seeds, jobs, show_all):
     """The sampled engine against the reference engine: every kernel of the suite at gtx480
     700 and 300 MHz and gtx980 1000 and 500 MHz (memory clocks nominal), each run's time and
-    energy difference, and per setting the kernels within tolerance (time 3%, or the
-    reference's spread over the seeds where larger; energy 2%), the median difference and the
-    reference's simulation time over the sampled engine's. Nothing touches --db.
+    energy difference and its interval shares' largest difference (computation, load
+    outstanding, CRIT path, load stall, store stall: each one's mean over the run), and per
+    setting the kernels within tolerance (time 3%, or the reference's spread over the seeds
+    where larger; energy 2%; shares 0.03), the median difference and the reference's
+    simulation time over the sampled engine's. Nothing touches --db.
 
     Example:
 

@@ -5,6 +5,7 @@ run identity that keeps the two engines apart."""
 import numpy as np
 import pytest
 
+from sim import _kernels as K
 from sim.config import ConfigError, load_gpu, load_suite
 from sim.model import Setting, Simulation, SimulationError
 from sim.sampled import SampledSimulation
@@ -115,7 +116,6 @@ def test_a_copy_never_moves_a_warp_past_its_phases_loop(gtx480, default_suite):
     left the loop (the long suite's phase_alternating at 500 MHz ran for ever); each warp is
     now checked against its own phase, and a run that executes more than its kernel's
     instructions stops with an error."""
-    from sim import _kernels as K
     from sim.sampled import _plan
 
     sim = SampledSimulation(gtx480, default_suite.kernel("phase_alternating"))
@@ -151,7 +151,6 @@ def test_a_cta_with_finished_warps_turns_over_with_its_work_counted(gtx480, defa
     instructions' work, the old CTA's rest first (4 warps x (985 - 22 x 41 = 83) + the
     epilogue warp's 1 + the retired warp's 0 = 333), and the grid's next CTA the whole
     iterations left, (738 - 333) // 246 = 1: 333 + 246 = 579."""
-    from sim import _kernels as K
     from sim.sampled import _plan, _work
 
     sim = SampledSimulation(gtx480, default_suite.kernel("compute_fma"))
@@ -192,8 +191,6 @@ def test_a_copy_past_an_intervals_end_gives_that_part_to_the_next(gtx480, defaul
     that ends 12,000 instructions past the interval's end leaves 40% of itself (2,400 cycles,
     360 reads, 12,000 instructions) to the next interval, whose clock here runs at half the
     rate: the 2,400 cycles at 700 MHz are 1,200 of its own."""
-    from sim import _kernels as K
-
     sim = SampledSimulation(gtx480, default_suite.kernel("compute_fma"))
     t0 = sim._start_interval()
     a = np.zeros_like(sim.acc)
@@ -232,3 +229,51 @@ def test_copied_intervals_keep_the_reference_time_and_memory_bound(gtx480, defau
         a = np.asarray(ref.column(col).to_pylist())[inner]
         b = np.asarray(smp.column(col).to_pylist())[inner]
         assert np.all(np.abs(b / a - 1) <= tol), col
+
+
+def test_bench_engine_checks_time_energy_and_interval_shares(gtx480, default_suite):
+    """`gpudb bench engine` on a small subset (compute_ilp and mem_stream at gtx480 700 MHz):
+    every figure of a row recomputed from the two engines' runs, and the measured values
+    (stop 54: time -0.05% and -0.54%, every interval share within 0.01)."""
+    from sim.bench import SHARES, engine_comparison, interval_shares
+
+    rows = engine_comparison("default", ["compute_ilp", "mem_stream"],
+                             settings=(("gtx480", 700.0, 924.0),))
+    assert [r["kernel"] for r in rows] == ["compute_ilp", "mem_stream"]
+    for r in rows:
+        kernel = default_suite.kernel(r["kernel"])
+        ref = Simulation(gtx480, kernel).run()
+        smp = SampledSimulation(gtx480, kernel).run()
+        assert r["time_diff"] == pytest.approx(smp.run["time_ns"] / ref.run["time_ns"] - 1)
+        assert r["energy_diff"] == pytest.approx(smp.run["energy_j"] / ref.run["energy_j"] - 1)
+        a, b = interval_shares(ref.intervals), interval_shares(smp.intervals)
+        diffs = {k: b[k] - a[k] for k in SHARES}
+        assert r["share_diff"] == pytest.approx(diffs[r["share_worst"]])
+        assert abs(r["share_diff"]) == pytest.approx(max(abs(d) for d in diffs.values()))
+        # computation is what the two stalls leave
+        assert a["computation"] == pytest.approx(1.0 - a["load_stall"] - a["store_stall"])
+        assert r["instructions_equal"] and r["time_ok"] and r["energy_ok"] and r["shares_ok"]
+        assert abs(r["time_diff"]) < 0.01 and abs(r["share_diff"]) < 0.01
+    # the memory-bound kernel's loads are outstanding most of the time, the compute one's never
+    shares = {r["kernel"]: r for r in rows}
+    mem = interval_shares(Simulation(gtx480, default_suite.kernel("mem_stream")).run().intervals)
+    assert mem["load_outstanding"] > 0.9 and shares["compute_ilp"]["share_diff"] == 0.0
+
+
+def test_critical_paths_run_on_across_an_intervals_detailed_stretches(default_suite):
+    """CRIT's critical path through memory (paper 004 section 3.1.1) on compute_fma, gtx980 at
+    1000 MHz, seed 0: its share of the cycles is 0.671 in the cycle engine, 0.529 in the cycle
+    engine cut into 12,500-instruction intervals (each restarts the path), and was 0.515 on
+    the sampled engine while every call of the cycle engine restarted it; running on across
+    an interval's calls (sim._kernels.GS_KEEP_PATHS), 0.618."""
+    from sim.bench import interval_shares
+
+    gtx980 = load_gpu("gtx980")
+    kernel = default_suite.kernel("compute_fma")
+    ref = interval_shares(Simulation(gtx980, kernel, core_mhz=1000.0).run().intervals)
+    sim = SampledSimulation(gtx980, kernel, core_mhz=1000.0)
+    smp = interval_shares(sim.run().intervals)
+    assert ref["crit_path"] == pytest.approx(0.671, abs=0.001)
+    assert smp["crit_path"] == pytest.approx(ref["crit_path"], abs=0.06)
+    # the paths restart at each interval's end, as the cycle engine's: nothing runs over
+    assert sim.paths_read.sum() == 0.0 and int(sim.si[:, K.SI_CRIT].sum()) == 0

@@ -44,6 +44,7 @@ def engine_lines(suite: str = "default", kernels: list[str] | None = None,
     groups["all settings"] = rows
     lines.append("")
     for name, rs in groups.items():
+        speed = sum(r["reference_s"] for r in rs) / sum(r["engine_s"] for r in rs)
         lines.append(
             f"{name}: time within {TIME_TOLERANCE:.0%} (or the seeds' spread) "
             f"{sum(r['time_ok'] for r in rs)} of {len(rs)}, energy within "
@@ -53,7 +54,7 @@ def engine_lines(suite: str = "default", kernels: list[str] | None = None,
             f"median time difference {100 * statistics.median(r['time_diff'] for r in rs):+.2f}%"
             f" (median |difference| "
             f"{100 * statistics.median(abs(r['time_diff']) for r in rs):.2f}%); reference "
-            f"seconds / sampled seconds {sum(r['reference_s'] for r in rs) / sum(r['engine_s'] for r in rs):.2f}"
+            f"seconds / sampled seconds {speed:.2f}"
             f"; instruction totals equal in {sum(r['instructions_equal'] for r in rs)} of "
             f"{len(rs)}")
     return lines

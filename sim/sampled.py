@@ -148,11 +148,13 @@ def _lead(wi, s, w, pi, base):
 
 
 @njit(cache=True)
-def _plan(adv, ci, wi, pi, nwpc, turn, n_left, mode, val, pre_ph, total):
+def _plan(adv, ci, wi, pi, nwpc, turn, n_left, mode, val, base, pre_ph, total):
     """Whether a copy advancing CTA slot [s, c] by adv[s, c] loop iterations can be made:
-    -1 if not, else the number of CTAs that turn over in it. Per slot, mode[s, c] says what
-    the copy does: 0 nothing, 1 every warp ``adv`` iterations on in its loop, 2 the CTA
-    completes and the grid's next takes the slot at iteration val[s, c] of the first loop.
+    (-1, 0) if not, else (the number of CTAs that turn over in it, the warp instructions it
+    executes). Per slot, mode[s, c] says what the copy does: 0 nothing, 1 every warp ``adv``
+    iterations on in its loop, 2 the CTA completes and the grid's next takes the slot at
+    iteration val[s, c] of the first loop, its warps at their places where base[s, c] >= 0
+    (_kept).
 
     CTAs turn over only where ``turn`` (a program whose first loop holds nearly all the work).
     A warp that has issued its last instruction (retired, or its last memory instruction in
@@ -164,13 +166,14 @@ def _plan(adv, ci, wi, pi, nwpc, turn, n_left, mode, val, pre_ph, total):
     ph_iters = pi[K.PI_PH_ITERS]
     any_adv = False
     n_turn = 0
+    work = 0
     for s in range(n_sm):
         for c in range(slots):
             mode[s, c] = 0
             if ci[s, c, K.CI_ST] == 0 or adv[s, c] == 0:
                 continue
             if ci[s, c, K.CI_PAUSED] != 0:     # Equalizer's pause: detail
-                return -1
+                return -1, 0
             any_adv = True
             past = False
             for w in range(c * nwpc, (c + 1) * nwpc):
@@ -181,61 +184,46 @@ def _plan(adv, ci, wi, pi, nwpc, turn, n_left, mode, val, pre_ph, total):
                     past = True
                     continue
                 if ws != K.W_ACTIVE and ws != K.W_BARRIER:
-                    return -1
+                    return -1, 0
                 # each warp against its own phase's loop: the warps of a CTA may be in
                 # different phases, and a warp moved past its loop's end would never leave it
                 if wi[s, w, K.WI_IT] + adv[s, c] >= ph_iters[ph]:
                     past = True
             if not past:
                 mode[s, c] = 1
+                for w in range(c * nwpc, (c + 1) * nwpc):
+                    work += adv[s, c] * pi[K.PI_PH_LEN, wi[s, w, K.WI_PH]]
                 continue
             if not turn:
-                return -1
+                return -1, 0
             iters = ph_iters[0]
+            # the old CTA's rest (its loop's and its epilogue's), and where the warps' places
+            # pass on, their offsets into the new CTA's program
             rest = 0
             ahead = 0
-            base = _kept(wi, s, c, nwpc)
+            b = _kept(wi, s, c, nwpc)
             for w in range(c * nwpc, (c + 1) * nwpc):
                 rest += total - _flat(wi, s, w, pi, pre_ph, total)
-                if base >= 0:
-                    rest += _lead(wi, s, w, pi, base)
-                    ahead = max(ahead, wi[s, w, K.WI_IT] - base)
+                if b >= 0:
+                    rest += _lead(wi, s, w, pi, b)
+                    ahead = max(ahead, wi[s, w, K.WI_IT] - b)
             per_it = nwpc * pi[K.PI_PH_LEN, 0]
             left = max(0, (adv[s, c] * per_it - rest) // per_it)
             if left + ahead >= iters - 1:
-                return -1
+                return -1, 0
             mode[s, c] = 2
             val[s, c] = left
+            base[s, c] = b
+            work += rest + left * per_it
             n_turn += 1
     if not any_adv or n_turn > n_left:
-        return -1
-    return n_turn
+        return -1, 0
+    return n_turn, work
 
 
 @njit(cache=True)
-def _work(adv, mode, val, wi, pi, nwpc, pre_ph, total):
-    """Warp instructions a planned copy executes."""
-    n = 0
-    for s in range(adv.shape[0]):
-        for c in range(adv.shape[1]):
-            if mode[s, c] == 1:
-                for w in range(c * nwpc, (c + 1) * nwpc):
-                    n += adv[s, c] * pi[K.PI_PH_LEN, wi[s, w, K.WI_PH]]
-            elif mode[s, c] == 2:
-                # the old CTA's rest (its loop's and its epilogue's) and the new one's start:
-                # whole iterations, and where the warp's place passes on, its offset in the body
-                base = _kept(wi, s, c, nwpc)
-                for w in range(c * nwpc, (c + 1) * nwpc):
-                    n += total - _flat(wi, s, w, pi, pre_ph, total) \
-                        + val[s, c] * pi[K.PI_PH_LEN, 0]
-                    if base >= 0:
-                        n += _lead(wi, s, w, pi, base)
-    return n
-
-
-@njit(cache=True)
-def _apply_copy(D, adv, mode, val, si, wi, done, ci, mi, qrel, wt, wq, wm, chn, cyc_ns, gi,
-                stamps, nwpc, start):
+def _apply_copy(D, adv, mode, val, base, si, wi, done, ci, mi, qrel, wt, wq, wm, chn, cyc_ns,
+                gi, stamps, nwpc, start):
     """Move the machine D cycles forward and every CTA as planned (_plan's modes): its warps'
     iterations, or a turnover (a launch as sim._kernels leaves it, then the SM's warp sets
     reset as after a clock switch)."""
@@ -285,7 +273,7 @@ def _apply_copy(D, adv, mode, val, si, wi, done, ci, mi, qrel, wt, wq, wm, chn, 
             ci[s, c, K.CI_DONE] = t
             ci[s, c, K.CI_PAUSED] = 0
             ci[s, c, K.CI_SEQ] = gi[K.GS_CTA_NEXT]
-            base = _kept(wi, s, c, nwpc)
+            b = base[s, c]
             for w in range(c * nwpc, (c + 1) * nwpc):
                 # A warp in the loop passes its place, scoreboard and loads in flight to the
                 # next CTA's warp, which goes on at val iterations: the SM's pipeline stays as
@@ -293,8 +281,8 @@ def _apply_copy(D, adv, mode, val, si, wi, done, ci, mi, qrel, wt, wq, wm, chn, 
                 # warps of a lockstep kernel began together with nothing in flight, as at the
                 # kernel's launch: twoslope_lm's next detailed window ran 25% slow (0.132
                 # cycles per instruction against 0.105) and its interval 3-5% long.
-                if base >= 0:
-                    wi[s, w, K.WI_IT] += val[s, c] - base
+                if b >= 0:
+                    wi[s, w, K.WI_IT] += val[s, c] - b
                     continue
                 wi[s, w, K.WI_IT] = val[s, c]
                 turned = True
@@ -311,7 +299,7 @@ def _apply_copy(D, adv, mode, val, si, wi, done, ci, mi, qrel, wt, wq, wm, chn, 
                 wi[s, w, K.WI_WAIT] = 0
                 for i in range(done.shape[2]):
                     done[s, w, i] = 0
-            if base < 0:
+            if b < 0:
                 ci[s, c, K.CI_BAR] = 0
             gi[K.GS_CTA_NEXT] += 1
             gi[K.GS_CTAS_DONE] += 1
@@ -362,6 +350,7 @@ class SampledSimulation(Simulation):
         self.gap = 1
         self._mode = np.zeros(self.ci.shape[:2], np.int64)
         self._val = np.zeros(self.ci.shape[:2], np.int64)
+        self._base = np.zeros(self.ci.shape[:2], np.int64)
         self.sm_sigma = np.zeros(self.ci.shape[0])
         # every run executes exactly this many warp instructions; more is a copy gone wrong,
         # refused rather than simulated for ever
@@ -488,39 +477,35 @@ class SampledSimulation(Simulation):
         return adv, c - adv
 
     def _plan(self, d, part, reach: int | None = None):
-        """The copy's plan: (CTAs turned over or -1 if it cannot be made, iterations per
-        slot, fractions carried). With ``reach`` (the interval's last copy), every running
-        slot moves one iteration more where the rates' whole iterations would leave more
-        than ``reach`` instructions before the interval's end, which would then be simulated
-        in detail: in a kernel whose CTAs run in lockstep one iteration of every slot is
-        29,520 instructions (compute_fma), more than two windows. The copy then runs past the
-        end, and that part is the next interval's (_split_tail)."""
+        """The copy's plan: (CTAs turned over or -1 if it cannot be made, warp instructions it
+        executes, iterations per slot, fractions carried). With ``reach`` (the interval's last
+        copy), every running slot moves one iteration more where the rates' whole iterations
+        would leave more than ``reach`` instructions before the interval's end, which would
+        then be simulated in detail: in a kernel whose CTAs run in lockstep one iteration of
+        every slot is 29,520 instructions (compute_fma), more than two windows. The copy then
+        runs past the end, and that part is the next interval's (_split_tail)."""
         adv, carry = self._advance(d, part)
-        n_turn = self._plan_adv(adv)
+        n_turn, work = self._plan_adv(adv)
         if reach is None:
-            return n_turn, adv, carry
-        short = n_turn < 0 or self._work(adv) < reach
-        if short:
+            return n_turn, work, adv, carry
+        if n_turn < 0 or work < reach:
             up = adv + (d > 0)
-            n_up = self._plan_adv(up)
+            n_up, work_up = self._plan_adv(up)
             n_left = int(self.gi[K.K_N_CTAS] - self.gi[K.GS_CTA_NEXT])
             # not where the extra iteration turns CTAs over in the grid's last waves: it
             # bunched their ends (store_scatter's drain, -5.6% at gtx480 700 MHz)
             if n_up >= 0 and (n_up <= max(n_turn, 0)
                               or n_left - n_up >= int(np.count_nonzero(d))):
-                return n_up, up, carry - (d > 0)
-            n_turn = self._plan_adv(adv)        # (the modes are the plan's last)
-        return n_turn, adv, carry
+                return n_up, work_up, up, carry - (d > 0)
+            n_turn, work = self._plan_adv(adv)  # (the modes are the plan's last)
+        return n_turn, work, adv, carry
 
-    def _plan_adv(self, adv) -> int:
+    def _plan_adv(self, adv) -> tuple[int, int]:
         n_left = int(self.gi[K.K_N_CTAS] - self.gi[K.GS_CTA_NEXT])
-        return _plan(adv, self.ci, self.wi, self.pi, int(self.gi[K.K_WPC]), self.turn,
-                     n_left, self._mode, self._val, self.pre_ph, self.program_length)
-
-    def _work(self, adv) -> int:
-        """Warp instructions the copy just planned executes."""
-        return int(_work(adv, self._mode, self._val, self.wi, self.pi, int(self.gi[K.K_WPC]),
-                         self.pre_ph, self.program_length))
+        n_turn, work = _plan(adv, self.ci, self.wi, self.pi, int(self.gi[K.K_WPC]), self.turn,
+                             n_left, self._mode, self._val, self._base, self.pre_ph,
+                             self.program_length)
+        return int(n_turn), int(work)
 
     def step(self) -> dict | None:
         if self.finished:
@@ -736,11 +721,10 @@ class SampledSimulation(Simulation):
     def _copy(self, tp: dict, part: float = 1.0, reach: int | None = None) -> bool:
         """Copy ``part`` of the template once (module docstring, items 3-4), at least
         ``reach`` instructions where it can (_plan); False if it cannot be."""
-        n_turn, adv, carry = self._plan(tp["d"], part, reach)
+        n_turn, insts, adv, carry = self._plan(tp["d"], part, reach)
         if n_turn < 0:
             return False
         nwpc = int(self.gi[K.K_WPC])
-        insts = self._work(adv)
         if insts == 0:
             return False
         self.carry = carry
@@ -751,8 +735,8 @@ class SampledSimulation(Simulation):
         exact = tp["cycles"] * f + self.cycle_carry
         shift = int(round(exact / K.W_LONG)) * K.W_LONG
         self.cycle_carry = exact - shift
-        _apply_copy(shift, adv, self._mode, self._val, self.si, self.wi, self.done, self.ci,
-                    self.mi, self.qrel, self.wt, self.wq, self.wm, self.chn,
+        _apply_copy(shift, adv, self._mode, self._val, self._base, self.si, self.wi, self.done,
+                    self.ci, self.mi, self.qrel, self.wt, self.wq, self.wm, self.chn,
                     float(self.fp[K.R_CYC_NS]), self.gi, _SI_STAMPS, nwpc,
                     int(self.pi[K.PI_PH_START, 0]))
         self.gi[K.GS_INSTS] += insts

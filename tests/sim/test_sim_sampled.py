@@ -134,11 +134,12 @@ def test_a_copy_never_moves_a_warp_past_its_phases_loop(gtx480, default_suite):
     adv = np.zeros(sim.ci.shape[:2], np.int64)
     adv[0, 0] = 2
     assert not sim.turn
-    args = (sim.pi, nwpc, False, 0, mode, val, sim.pre_ph, sim.program_length)
-    assert _plan(adv, sim.ci, sim.wi, *args) == 0      # fits
+    base = np.empty(sim.ci.shape[:2], np.int64)
+    args = (sim.pi, nwpc, False, 0, mode, val, base, sim.pre_ph, sim.program_length)
+    assert _plan(adv, sim.ci, sim.wi, *args)[0] == 0   # fits
     assert mode[0, 0] == 1
     adv[0, 0] = 3
-    assert _plan(adv, sim.ci, sim.wi, *args) == -1     # passes its loop's end
+    assert _plan(adv, sim.ci, sim.wi, *args)[0] == -1  # passes its loop's end
     sim.gi[K.GS_INSTS] = sim.total_instructions + 1
     with pytest.raises(SimulationError, match="executed .* of the kernel's"):
         sim.step()
@@ -151,7 +152,7 @@ def test_a_cta_with_finished_warps_turns_over_with_its_work_counted(gtx480, defa
     instructions' work, the old CTA's rest first (4 warps x (985 - 22 x 41 = 83) + the
     epilogue warp's 1 + the retired warp's 0 = 333), and the grid's next CTA the whole
     iterations left, (738 - 333) // 246 = 1: 333 + 246 = 579."""
-    from sim.sampled import _plan, _work
+    from sim.sampled import _plan
 
     sim = SampledSimulation(gtx480, default_suite.kernel("compute_fma"))
     assert sim.turn and sim.program_length == 985
@@ -170,16 +171,17 @@ def test_a_cta_with_finished_warps_turns_over_with_its_work_counted(gtx480, defa
     sim.wi[0, 5, K.WI_PH] = 2
     mode = np.empty(sim.ci.shape[:2], np.int64)
     val = np.empty(sim.ci.shape[:2], np.int64)
+    base = np.empty(sim.ci.shape[:2], np.int64)
     adv = np.zeros(sim.ci.shape[:2], np.int64)
     adv[0, 0] = 3
-    assert _plan(adv, sim.ci, sim.wi, sim.pi, nwpc, True, 1, mode, val, sim.pre_ph,
-                 sim.program_length) == 1
-    assert mode[0, 0] == 2 and val[0, 0] == 1
-    assert _work(adv, mode, val, sim.wi, sim.pi, nwpc, sim.pre_ph, sim.program_length) \
-        == 4 * 83 + 1 + 0 + 246
+    # (turned over, its work)
+    assert _plan(adv, sim.ci, sim.wi, sim.pi, nwpc, True, 1, mode, val, base, sim.pre_ph,
+                 sim.program_length) == (1, 4 * 83 + 1 + 0 + 246)
+    # a warp past the loop: the next CTA's warps start afresh, not at the old ones' places
+    assert mode[0, 0] == 2 and val[0, 0] == 1 and base[0, 0] == -1
     # no CTA left in the grid: the copy cannot complete it
-    assert _plan(adv, sim.ci, sim.wi, sim.pi, nwpc, True, 0, mode, val, sim.pre_ph,
-                 sim.program_length) == -1
+    assert _plan(adv, sim.ci, sim.wi, sim.pi, nwpc, True, 0, mode, val, base, sim.pre_ph,
+                 sim.program_length)[0] == -1
     # a program with a prologue (compute_tiled) or balanced phases does not turn CTAs over
     assert not SampledSimulation(gtx480, default_suite.kernel("compute_tiled")).turn
     assert not SampledSimulation(gtx480, default_suite.kernel("phase_alternating")).turn

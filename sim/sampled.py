@@ -33,12 +33,14 @@ Mechanism, per run (``SampledSimulation``):
    holding as many CTAs plus a deviation drawn per SM and copy with those SMs' spread of rates
    in the template, scaled as a random walk's: the SMs drift apart as they do in the cycle
    engine. The copy's event counts are the template's scaled by the work ratio, its cycle
-   counts by the time ratio. The last instructions before an interval's end (a quarter
-   window or less) are simulated in detail outside any window; where the rates' whole
-   iterations would leave more, the interval's last copy moves every running slot one
-   iteration more and runs past the end. The part of a copy past an interval's end is the
-   next interval's, pro rata of its instructions (counters and time): every interval holds
-   its instructions, as the cycle engine's do.
+   counts by the time ratio. A copy that would end CTAs it cannot turn over (item 5: none left
+   to take their slots, or a program without turnover) is shortened to end before the first
+   of them; the window in which it ends is detailed. The last instructions before an
+   interval's end (a quarter window or less) are simulated in detail outside any window;
+   where the rates' whole iterations would leave more, the interval's last copy moves every
+   running slot one iteration more and runs past the end. The part of a copy past an
+   interval's end is the next interval's, pro rata of its instructions (counters and time):
+   every interval holds its instructions, as the cycle engine's do.
 5. **Turnover.** In a program whose first loop holds all but an eighth or less of a warp's
    instructions (one-phase programs, compute_fma's loop and one-store epilogue), a CTA that
    would finish during a copy, or has warps that already issued their last instruction,
@@ -97,6 +99,9 @@ GAP_TOL = 0.05
 MERGE_WEIGHT = 0.75
 
 _BIG = K.BIG
+# Bisection steps that shorten a copy to end before the CTAs it would end (_plan): the copy
+# found is within 1/2^steps of the longest.
+_SHORTEN_STEPS = 6
 # the MSHR and store-queue bounds (ns), summed over an interval's parts (_advance_to)
 _BOUNDS = np.array([K.A_MSHR_MIN_NS, K.A_SQ_MIN_NS], np.int64)
 # CRIT's and CRISP's critical paths: running over an interval's parts (_advance_to)
@@ -427,7 +432,7 @@ class SampledSimulation(Simulation):
         live = st1 != K.W_EMPTY
         if not np.array_equal(live, st0 != K.W_EMPTY):
             return None
-        if np.any(np.isin(st1[live], (K.W_RETIRED, K.W_LSU, K.W_PAUSED))):
+        if np.any(live & ((st1 == K.W_RETIRED) | (st1 == K.W_LSU) | (st1 == K.W_PAUSED))):
             return None
         if not np.array_equal(ph0[live], ph1[live]):
             return None
@@ -452,43 +457,45 @@ class SampledSimulation(Simulation):
         # on unsat_small_grid (gtx480, 700 MHz): the cycle engine's per-SM spread grows from
         # 1.8 to 11.8 iterations over 20 intervals; each SM's own template rate extrapolated
         # made it grow linearly, to 146, and the last wave twice as long (+7.4%).
-        sm_rate = np.array([per_cta[s][run[s]].mean() if run[s].any() else 0.0
-                            for s in range(n_sm)])
         count = run.sum(axis=1)
+        sm_rate = np.where(run, per_cta, 0.0).sum(axis=1) / np.maximum(count, 1)
         d = np.zeros((n_sm, slots))
         self.sm_sigma = np.zeros(n_sm)
         for n in set(count.tolist()) - {0}:
-            group = np.nonzero(count == n)[0]
+            group = count == n
             rates = sm_rate[group]
-            sigma = float(rates.std(ddof=1)) if len(group) > 1 else 0.0
-            for s in group:
-                d[s][run[s]] = rates.mean()
-                self.sm_sigma[s] = sigma
+            self.sm_sigma[group] = float(rates.std(ddof=1)) if len(rates) > 1 else 0.0
+            d[group] = np.where(run[group], rates.mean(), 0.0)
         return d
 
-    def _advance(self, d, part):
+    def _advance(self, d, part, z):
         """Whole loop iterations per CTA slot for ``part`` (0-1] of one copy at rates ``d``
-        (each SM's drawn deviation added, its spread scaled as a random walk's), and the
-        fractions left to carry."""
-        z = self.copy_rng.standard_normal(d.shape[0]) * (self.sm_sigma * np.sqrt(part))
+        (each SM's deviation, ``z`` standard normal draws, added with the SMs' spread scaled
+        as a random walk's), and the fractions left to carry."""
+        z = z * (self.sm_sigma * np.sqrt(part))
         c = self.carry + np.where(d > 0, np.maximum(d * part + z[:, None], 0.0), 0.0)
         # (a slot the interval's last copy moved on ahead of its rate carries a debt: < 0)
         adv = np.maximum(np.floor(c), 0).astype(np.int64)
         return adv, c - adv
 
-    def _plan(self, d, part, reach: int | None = None):
+    def _plan(self, d, part, reach: int | None = None, least: int = 0):
         """The copy's plan: (CTAs turned over or -1 if it cannot be made, warp instructions it
-        executes, iterations per slot, fractions carried). With ``reach`` (the interval's last
+        executes, iterations per slot, fractions carried, the part of a copy it is). Where
+        the whole ``part`` cannot be copied (it would end more CTAs than the grid has left to
+        take their slots, or end a CTA of a program that copies without turnover), the copy is
+        shortened to end before them, if it then still executes ``least`` instructions: the
+        window in which a CTA ends is the one simulated in detail. Refused instead, every
+        window until the CTAs' ends was: mem_stream's drain (gtx480, 700 MHz) spent 12 of its
+        40 detailed windows waiting for its CTAs to end. With ``reach`` (the interval's last
         copy), every running slot moves one iteration more where the rates' whole iterations
         would leave more than ``reach`` instructions before the interval's end, which would
         then be simulated in detail: in a kernel whose CTAs run in lockstep one iteration of
         every slot is 29,520 instructions (compute_fma), more than two windows. The copy then
         runs past the end, and that part is the next interval's (_split_tail)."""
-        adv, carry = self._advance(d, part)
+        z = self.copy_rng.standard_normal(d.shape[0])
+        adv, carry = self._advance(d, part, z)
         n_turn, work = self._plan_adv(adv)
-        if reach is None:
-            return n_turn, work, adv, carry
-        if n_turn < 0 or work < reach:
+        if reach is not None and (n_turn < 0 or work < reach):
             up = adv + (d > 0)
             n_up, work_up = self._plan_adv(up)
             n_left = int(self.gi[K.K_N_CTAS] - self.gi[K.GS_CTA_NEXT])
@@ -496,9 +503,25 @@ class SampledSimulation(Simulation):
             # bunched their ends (store_scatter's drain, -5.6% at gtx480 700 MHz)
             if n_up >= 0 and (n_up <= max(n_turn, 0)
                               or n_left - n_up >= int(np.count_nonzero(d))):
-                return n_up, work_up, up, carry - (d > 0)
+                return n_up, work_up, up, carry - (d > 0), part
             n_turn, work = self._plan_adv(adv)  # (the modes are the plan's last)
-        return n_turn, work, adv, carry
+        if n_turn >= 0:
+            return n_turn, work, adv, carry, part
+        # the longest shorter copy that can be made, by bisection on its part (the same draws
+        # z: a shorter copy is the start of the refused one)
+        lo, hi, best = 0.0, part, None
+        for _ in range(_SHORTEN_STEPS):
+            mid = 0.5 * (lo + hi)
+            adv, carry = self._advance(d, mid, z)
+            n_turn, work = self._plan_adv(adv)
+            if n_turn >= 0 and work > 0:
+                lo, best = mid, (n_turn, work, adv, carry, mid)
+            else:
+                hi = mid
+        if best is None or best[1] < least:
+            return -1, 0, adv, carry, 0.0
+        self._plan_adv(best[2])                 # (the modes are the plan's last)
+        return best
 
     def _plan_adv(self, adv) -> tuple[int, int]:
         n_left = int(self.gi[K.K_N_CTAS] - self.gi[K.GS_CTA_NEXT])
@@ -533,9 +556,10 @@ class SampledSimulation(Simulation):
                     # (in windows as the last one measured: a merged template holds more)
                     windows = min(left / tp["win"], self.gap - self.since)
                     last = left / tp["win"] <= self.gap - self.since
-                    if self._copy(tp, windows * tp["win"] / tp["insts"],
-                                  left - win // 4 if last else None):
-                        self.since += windows
+                    part = windows * tp["win"] / tp["insts"]
+                    done = self._copy(tp, part, left - win // 4 if last else None)
+                    if done > 0:
+                        self.since += windows * done / part
                         continue
                 if left <= win // 4:
                     self._advance_to(boundary, K.BIG)
@@ -718,15 +742,15 @@ class SampledSimulation(Simulation):
         live = (st != K.W_EMPTY) & (st != K.W_RETIRED)
         return bool(np.array_equal(self.wi[:, :, K.WI_PH][live], tp["ph"][live]))
 
-    def _copy(self, tp: dict, part: float = 1.0, reach: int | None = None) -> bool:
+    def _copy(self, tp: dict, part: float = 1.0, reach: int | None = None) -> float:
         """Copy ``part`` of the template once (module docstring, items 3-4), at least
-        ``reach`` instructions where it can (_plan); False if it cannot be."""
-        n_turn, insts, adv, carry = self._plan(tp["d"], part, reach)
-        if n_turn < 0:
-            return False
+        ``reach`` instructions where it can, shortened where it must be (_plan, no shorter
+        than a quarter window); the part copied, 0 if none could be."""
+        least = int(self.interval_instructions // N_WINDOWS) // 4
+        n_turn, insts, adv, carry, done = self._plan(tp["d"], part, reach, least)
+        if n_turn < 0 or insts == 0:
+            return 0.0
         nwpc = int(self.gi[K.K_WPC])
-        if insts == 0:
-            return False
         self.carry = carry
         f = insts / tp["insts"]
         # The shift is a whole number of timing-wheel periods; what rounding leaves out is
@@ -753,4 +777,4 @@ class SampledSimulation(Simulation):
                      "cycles": shift}
         self.n_copies += 1
         self.n_turnovers += n_turn
-        return True
+        return done

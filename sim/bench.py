@@ -7,7 +7,7 @@ run so that loading numba's cache is not counted.
 from __future__ import annotations
 
 import time
-from statistics import fmean
+from statistics import fmean, median
 
 from sim.config import kernel_from_table, load_gpu, load_suite
 from sim.model import simulate
@@ -45,31 +45,54 @@ def sim_speed(gpu: str = "gtx480", suite: str = "default",
     clocks, by ``engine``, the best of ``repeat`` runs (one process's speed swings by several
     per cent from run to run on a shared machine). Rows: {'case', 'kernel', 'engine',
     'instructions', 'seconds' (of the best run), 'warp_instructions_per_s' (the best),
-    'all_per_s' (every run's), and the simulator's work: 'sm_cycles' (GPU cycles x SMs),
-    'sm_cycles_processed' (the rest were skipped as idle, or copied by the sampled engine),
-    'sm_cycles_issuing' (processed cycles that issued an instruction)}."""
+    'all_per_s' (every run's), 'all_seconds' (every run's, in order), and the simulator's
+    work: 'sm_cycles' (GPU cycles x SMs), 'sm_cycles_processed' (the rest were skipped as
+    idle, or copied by the sampled engine), 'sm_cycles_issuing' (processed cycles that
+    issued an instruction)}."""
+    return sim_speeds(gpu, suite, kernels, repeat, (engine,))[engine]
+
+
+def sim_speeds(gpu: str = "gtx480", suite: str = "default",
+               kernels: dict[str, str] | None = None, repeat: int = 1,
+               engines=("reference",)) -> dict[str, list[dict]]:
+    """:func:`sim_speed`'s rows for each of ``engines``, their runs interleaved: each kernel's
+    i-th run by every engine back to back, so that a slow spell of a shared machine falls on
+    a pair rather than on one engine's runs (their ratios, pair by pair:
+    :func:`paired_ratios`)."""
     from sim.sweep import simulation_class
 
     g = load_gpu(gpu)
     s = load_suite(suite)
-    cls = simulation_class(engine)
+    classes = {engine: simulation_class(engine) for engine in engines}
     tiny = kernel_from_table(TINY_KERNEL, "bench")
     # warm-up: load the jit cache (1,000-instruction intervals give the sampled engine copies)
-    cls(g, tiny, n_sm=2, interval_instructions=1000).run()
-    rows = []
+    for cls in classes.values():
+        cls(g, tiny, n_sm=2, interval_instructions=1000).run()
+    out = {engine: [] for engine in engines}
     for case, name in (kernels or BENCH_KERNELS).items():
-        runs = [_timed(lambda name=name: cls(g, s.kernel(name)).run()) for _ in range(repeat)]
-        result = runs[0][1]
-        n = int(result.run["instructions"])
-        seconds = min(t for t, _ in runs)
-        rows.append({"case": case, "kernel": f"{s.name}/{name}", "engine": engine,
-                     "instructions": n, "seconds": seconds,
-                     "warp_instructions_per_s": n / seconds,
-                     "all_per_s": [n / t for t, _ in runs],
-                     "sm_cycles": int(result.extra["end_cycle"][-1]) * int(result.run["n_sm"]),
-                     "sm_cycles_processed": int(result.extra["sm_cycles_processed"].sum()),
-                     "sm_cycles_issuing": int(result.extra["sm_cycles_issuing"].sum())})
-    return rows
+        runs = {engine: [] for engine in engines}
+        for _ in range(repeat):
+            for engine, cls in classes.items():
+                runs[engine].append(_timed(lambda cls=cls, name=name: cls(g, s.kernel(name)).run()))
+        for engine in engines:
+            result = runs[engine][0][1]
+            n = int(result.run["instructions"])
+            seconds = [t for t, _ in runs[engine]]
+            out[engine].append({
+                "case": case, "kernel": f"{s.name}/{name}", "engine": engine,
+                "instructions": n, "seconds": min(seconds),
+                "warp_instructions_per_s": n / min(seconds),
+                "all_per_s": [n / t for t in seconds], "all_seconds": seconds,
+                "sm_cycles": int(result.extra["end_cycle"][-1]) * int(result.run["n_sm"]),
+                "sm_cycles_processed": int(result.extra["sm_cycles_processed"].sum()),
+                "sm_cycles_issuing": int(result.extra["sm_cycles_issuing"].sum())})
+    return out
+
+
+def paired_ratios(ref: dict, other: dict) -> list[float]:
+    """``other``'s speed over ``ref``'s, run pair by run pair (rows of :func:`sim_speeds`,
+    same kernel): the reference run's seconds over the other's."""
+    return [a / b for a, b in zip(ref["all_seconds"], other["all_seconds"], strict=True)]
 
 
 def jit_speedup(gpu: str = "gtx480") -> dict:
@@ -93,12 +116,14 @@ def bench_sim(gpu: str = "gtx480", suite: str = "default", repeat: int = 3,
     """Every figure of ``gpudb bench sim`` as rows {'metric', 'value', 'unit'}: for each of
     ``engines``, each kernel's best speed of ``repeat`` runs (with the range), the simulator's
     work per instruction, and the memory-bound kernel's speed over the compute-bound one's;
-    each engine's speed over the reference's, kernel by kernel (measured in this run); and
-    the jit against pure Python."""
+    each engine's speed over the reference's, kernel by kernel (measured in this run, the
+    engines' runs interleaved: best over best, and with ``repeat`` > 1 the median of the
+    back-to-back pairs' ratios); and the jit against pure Python."""
     rows = []
     by_engine = {}
+    all_speeds = sim_speeds(gpu, suite, repeat=repeat, engines=engines)
     for engine in engines:
-        speeds = sim_speed(gpu, suite, repeat=repeat, engine=engine)
+        speeds = all_speeds[engine]
         by_engine[engine] = {r["case"]: r["warp_instructions_per_s"] for r in speeds}
         tag = "" if engine == "reference" else f"_{engine}"
         for r in speeds:
@@ -133,7 +158,17 @@ def bench_sim(gpu: str = "gtx480", suite: str = "default", repeat: int = 3,
         for case, v in by_engine[engine].items():
             rows.append({"metric": f"{engine}_vs_reference_{case}", "value": v / ref[case],
                          "unit": f"x the reference engine's speed ({case}-bound kernel, "
-                                 "same run)"})
+                                 "same run, best over best)"})
+        if repeat > 1:
+            # the same ratio pair by pair (each pair run back to back): a slow spell of a
+            # shared machine during one engine's best-of runs moves the ratio of the bests,
+            # the pairs' median far less
+            for mine, theirs in zip(all_speeds[engine], all_speeds["reference"], strict=True):
+                r = paired_ratios(theirs, mine)
+                rows.append({"metric": f"{engine}_vs_reference_{mine['case']}_paired",
+                             "value": median(r),
+                             "unit": f"x the reference engine's speed (median of {len(r)} "
+                                     f"back-to-back pairs, {min(r):.2f}-{max(r):.2f})"})
     ratio = jit_speedup(gpu)
     rows.append({"metric": "jit_vs_python", "value": ratio["speedup"],
                  "unit": f"x faster than pure Python ({ratio['kernel']}, "

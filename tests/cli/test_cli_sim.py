@@ -73,7 +73,8 @@ def test_bench_sim_prints_speeds_and_jit_ratio():
         f"sim_work{{tag}}_{c}" for c in cases] + ["sim_speed{tag}_memory_vs_compute"]
     assert [line.split(":")[0] for line in lines] == (
         [m.format(tag="") for m in per_engine] + [m.format(tag="_sampled") for m in per_engine]
-        + [f"sampled_vs_reference_{c}" for c in cases] + ["jit_vs_python"])
+        + [f"sampled_vs_reference_{c}" for c in cases]
+        + [f"sampled_vs_reference_{c}_paired" for c in cases] + ["jit_vs_python"])
     best, work = {}, {}
     for line in lines:
         # "sim_speed_memory: 4.91 M warp instructions/s (reference engine, default/mem_stream,
@@ -115,3 +116,10 @@ def test_bench_sim_prints_speeds_and_jit_ratio():
     for case in cases:
         assert values[f"sampled_vs_reference_{case}"] == pytest.approx(
             best[f"sim_speed_sampled_{case}"] / best[f"sim_speed_{case}"], rel=0.01)
+        # "sampled_vs_reference_memory_paired: 4.929 x the reference engine's speed (median
+        # of 2 back-to-back pairs, 3.87-4.94)": the median lies in the pairs' range
+        line = next(x for x in lines if x.startswith(f"sampled_vs_reference_{case}_paired:"))
+        m = re.search(r": ([\d.]+) x .*\(median of 2 back-to-back pairs, ([\d.]+)-([\d.]+)\)$",
+                      line)
+        value, low, high = (float(g) for g in m.groups())
+        assert low <= value <= high

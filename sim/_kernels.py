@@ -1615,17 +1615,31 @@ def _end_interval(t_end, gpu, sms, cnt):
             acc[A_SQ_MIN_NS] = sq_ns
         si[s, SI_MSHR_OCC] = 0
         si[s, SI_SQ_OCC] = 0
-        if gpu.gi[GS_KEEP_PATHS] != 0:
-            continue
-        si[s, SI_CRIT] = 0
-        si[s, SI_LCP] = 0
-        si[s, SI_LCP_SLOT] = 0
-        for k in range(mi.shape[1]):
-            if mi[s, k, MI_REL] >= 0:
-                mi[s, k, MI_MISS] = t_end
-                mi[s, k, MI_TSC] = 0
-                mi[s, k, MI_TSL] = 0
-                mi[s, k, MI_TSL_SLOT] = 0
+        if gpu.gi[GS_KEEP_PATHS] == 0:
+            _restart_paths(s, t_end, si, mi)
+
+
+@njit(cache=True, inline=_INLINE)
+def _restart_paths(s, t, si, mi):
+    """SM s's critical paths restart at zero at cycle t; a miss still outstanding counts as
+    issued at t with a zero timestamp."""
+    si[s, SI_CRIT] = 0
+    si[s, SI_LCP] = 0
+    si[s, SI_LCP_SLOT] = 0
+    for k in range(mi.shape[1]):
+        if mi[s, k, MI_REL] >= 0:
+            mi[s, k, MI_MISS] = t
+            mi[s, k, MI_TSC] = 0
+            mi[s, k, MI_TSL] = 0
+            mi[s, k, MI_TSL_SLOT] = 0
+
+
+@njit(cache=True)
+def restart_paths(t, n_sm, si, mi):
+    """Every SM's critical paths restart at cycle t, as _end_interval restarts them (the
+    sampled engine's intervals end outside it: GS_KEEP_PATHS)."""
+    for s in range(n_sm):
+        _restart_paths(s, t, si, mi)
 
 
 @njit(cache=True, inline=_INLINE)

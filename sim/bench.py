@@ -38,27 +38,19 @@ def _timed(fn) -> tuple[float, object]:
     return time.perf_counter() - start, out
 
 
-def sim_speed(gpu: str = "gtx480", suite: str = "default",
-              kernels: dict[str, str] | None = None, repeat: int = 1,
-              engine: str = "reference") -> list[dict]:
-    """Simulated warp instructions per second (one process) for each kernel, at nominal
-    clocks, by ``engine``, the best of ``repeat`` runs (one process's speed swings by several
-    per cent from run to run on a shared machine). Rows: {'case', 'kernel', 'engine',
-    'instructions', 'seconds' (of the best run), 'warp_instructions_per_s' (the best),
-    'all_per_s' (every run's), 'all_seconds' (every run's, in order), and the simulator's
-    work: 'sm_cycles' (GPU cycles x SMs), 'sm_cycles_processed' (the rest were skipped as
-    idle, or copied by the sampled engine), 'sm_cycles_issuing' (processed cycles that
-    issued an instruction)}."""
-    return sim_speeds(gpu, suite, kernels, repeat, (engine,))[engine]
-
-
 def sim_speeds(gpu: str = "gtx480", suite: str = "default",
                kernels: dict[str, str] | None = None, repeat: int = 1,
                engines=("reference",)) -> dict[str, list[dict]]:
-    """:func:`sim_speed`'s rows for each of ``engines``, their runs interleaved: each kernel's
-    i-th run by every engine back to back, so that a slow spell of a shared machine falls on
-    a pair rather than on one engine's runs (their ratios, pair by pair:
-    :func:`paired_ratios`)."""
+    """Simulated warp instructions per second (one process) for each kernel, at nominal
+    clocks, by each of ``engines``, the best of ``repeat`` runs (one process's speed swings by
+    several per cent from run to run on a shared machine). The engines' runs are interleaved,
+    each kernel's i-th run by every engine back to back, so that a slow spell of the machine
+    falls on a pair rather than on one engine's runs. Per engine, rows: {'case', 'kernel',
+    'engine', 'instructions', 'seconds' (of the best run), 'warp_instructions_per_s' (the
+    best), 'all_per_s' (every run's), 'all_seconds' (every run's, in order), and the
+    simulator's work: 'sm_cycles' (GPU cycles x SMs), 'sm_cycles_processed' (the rest were
+    skipped as idle, or copied by the sampled engine), 'sm_cycles_issuing' (processed cycles
+    that issued an instruction)}."""
     from sim.sweep import simulation_class
 
     g = load_gpu(gpu)
@@ -73,7 +65,8 @@ def sim_speeds(gpu: str = "gtx480", suite: str = "default",
         runs = {engine: [] for engine in engines}
         for _ in range(repeat):
             for engine, cls in classes.items():
-                runs[engine].append(_timed(lambda cls=cls, name=name: cls(g, s.kernel(name)).run()))
+                runs[engine].append(_timed(lambda cls=cls, name=name:
+                                           cls(g, s.kernel(name)).run()))
         for engine in engines:
             result = runs[engine][0][1]
             n = int(result.run["instructions"])
@@ -87,12 +80,6 @@ def sim_speeds(gpu: str = "gtx480", suite: str = "default",
                 "sm_cycles_processed": int(result.extra["sm_cycles_processed"].sum()),
                 "sm_cycles_issuing": int(result.extra["sm_cycles_issuing"].sum())})
     return out
-
-
-def paired_ratios(ref: dict, other: dict) -> list[float]:
-    """``other``'s speed over ``ref``'s, run pair by run pair (rows of :func:`sim_speeds`,
-    same kernel): the reference run's seconds over the other's."""
-    return [a / b for a, b in zip(ref["all_seconds"], other["all_seconds"], strict=True)]
 
 
 def jit_speedup(gpu: str = "gtx480") -> dict:
@@ -164,7 +151,8 @@ def bench_sim(gpu: str = "gtx480", suite: str = "default", repeat: int = 3,
             # shared machine during one engine's best-of runs moves the ratio of the bests,
             # the pairs' median far less
             for mine, theirs in zip(all_speeds[engine], all_speeds["reference"], strict=True):
-                r = paired_ratios(theirs, mine)
+                r = [a / b for a, b in zip(theirs["all_seconds"], mine["all_seconds"],
+                                           strict=True)]
                 rows.append({"metric": f"{engine}_vs_reference_{mine['case']}_paired",
                              "value": median(r),
                              "unit": f"x the reference engine's speed (median of {len(r)} "

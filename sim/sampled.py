@@ -622,15 +622,7 @@ class SampledSimulation(Simulation):
         """At an interval's end, what sim._kernels._end_interval does in the cycle engine:
         the paths restart at zero, a miss still outstanding counts as issued now with a zero
         timestamp."""
-        si, mi = self.si, self.mi
-        si[:, K.SI_CRIT] = 0
-        si[:, K.SI_LCP] = 0
-        si[:, K.SI_LCP_SLOT] = 0
-        out = mi[:, :, K.MI_REL] >= 0
-        mi[:, :, K.MI_MISS][out] = self.gi[K.GS_T]
-        mi[:, :, K.MI_TSC][out] = 0
-        mi[:, :, K.MI_TSL][out] = 0
-        mi[:, :, K.MI_TSL_SLOT][out] = 0
+        K.restart_paths(int(self.gi[K.GS_T]), self.si.shape[0], self.si, self.mi)
         self.paths_read = np.zeros(3)
 
     def _advance_to(self, boundary: int, cycle_end: int) -> None:

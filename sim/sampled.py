@@ -108,6 +108,8 @@ _BOUNDS = np.array([K.A_MSHR_MIN_NS, K.A_SQ_MIN_NS], np.int64)
 _PATHS = np.array([K.A_CRIT, K.A_LCP, K.A_LCP_SLOT], np.int64)
 # the accumulators that count events (sim.model's GPU-wide totals), not cycles
 _COUNTS = np.array(sorted(_TOTALS.values()), np.int64)
+# the SMs' running paths behind _PATHS, as sim._kernels._end_interval reads them
+_SI_PATHS = np.array([K.SI_CRIT, K.SI_LCP, K.SI_LCP_SLOT], np.int64)
 _SI_STAMPS = np.array([K.SI_NEXT, K.SI_GAP, K.SI_LSU_MAXRET, K.SI_SFU_FREE, K.SI_MSHR_NEXT,
                        K.SI_SQ_NEXT, K.SI_LEAD_UNTIL, K.SI_CTA_EV, K.SI_WQ_T, K.SI_DP_FREE],
                       np.int64)
@@ -150,6 +152,87 @@ def _lead(wi, s, w, pi, base):
     where it passes its place on (_kept)."""
     return (wi[s, w, K.WI_IT] - base) * pi[K.PI_PH_LEN, 0] + wi[s, w, K.WI_PC] \
         - pi[K.PI_PH_START, 0]
+
+
+@njit(cache=True)
+def _snap_arrays(wi, ci, pi):
+    """A window end's snapshot (SampledSimulation._snap): each warp's state, phase, loop
+    length (warp instructions of its phase's body) and position (iterations x length + its
+    place in the body), each CTA slot's state and sequence number."""
+    n_sm, n_w = wi.shape[0], wi.shape[1]
+    last = pi.shape[1] - 1
+    st = np.empty((n_sm, n_w), np.int64)
+    ph = np.empty((n_sm, n_w), np.int64)
+    length = np.empty((n_sm, n_w), np.int64)
+    pos = np.empty((n_sm, n_w), np.int64)
+    for s in range(n_sm):
+        for w in range(n_w):
+            st[s, w] = wi[s, w, K.WI_ST]
+            ph[s, w] = wi[s, w, K.WI_PH]
+            length[s, w] = pi[K.PI_PH_LEN, min(ph[s, w], last)]
+            pos[s, w] = wi[s, w, K.WI_IT] * length[s, w] + wi[s, w, K.WI_PC]
+    cst = np.empty(ci.shape[:2], np.int64)
+    seq = np.empty(ci.shape[:2], np.int64)
+    for s in range(ci.shape[0]):
+        for c in range(ci.shape[1]):
+            cst[s, c] = ci[s, c, K.CI_ST]
+            seq[s, c] = ci[s, c, K.CI_SEQ]
+    return st, ph, length, pos, cst, seq
+
+
+@njit(cache=True)
+def _one_stretch(st0, ph0, cst0, seq0, st1, ph1, cst1, seq1):
+    """Whether the machine ran one steady stretch between two snapshots (_snap_arrays): the
+    same CTAs in the same slots, at least one running, the same warps live, none of them
+    retired, paused or waiting on its LSU, each in the phase it was in."""
+    any_run = False
+    for s in range(cst1.shape[0]):
+        for c in range(cst1.shape[1]):
+            if cst0[s, c] != cst1[s, c] or seq0[s, c] != seq1[s, c]:
+                return False
+            any_run = any_run or cst1[s, c] == 1
+    for s in range(st1.shape[0]):
+        for w in range(st1.shape[1]):
+            live = st1[s, w] != K.W_EMPTY
+            if live != (st0[s, w] != K.W_EMPTY):
+                return False
+            if live and (st1[s, w] == K.W_RETIRED or st1[s, w] == K.W_LSU
+                         or st1[s, w] == K.W_PAUSED or ph0[s, w] != ph1[s, w]):
+                return False
+    return any_run
+
+
+@njit(cache=True)
+def _iterations(d, part, z, sigma, carry):
+    """Whole loop iterations per CTA slot for ``part`` of a copy at rates ``d`` (iterations
+    per copy), each SM's rate moved by its draw ``z`` (standard normal) times its spread
+    ``sigma`` scaled as a random walk's (x sqrt(part)); with the fractions ``carry`` owed
+    from the last copy. Returns (iterations, the fractions left to carry)."""
+    root = np.sqrt(part)
+    adv = np.empty(d.shape, np.int64)
+    frac = np.empty(d.shape)
+    for s in range(d.shape[0]):
+        dz = z[s] * (sigma[s] * root)
+        for c in range(d.shape[1]):
+            v = 0.0
+            if d[s, c] > 0:
+                x = d[s, c] * part + dz
+                v = x if x >= 0.0 else 0.0
+            # (a slot the interval's last copy moved on ahead of its rate carries a debt: < 0)
+            f = np.floor(carry[s, c] + v)
+            adv[s, c] = np.int64(f if f >= 0.0 else 0.0)
+            frac[s, c] = carry[s, c] + v - adv[s, c]
+    return adv, frac
+
+
+def _mean_std(x: np.ndarray) -> tuple[float, float]:
+    """x.mean() and x.std(ddof=1), bit for bit as numpy computes them (the same reductions,
+    in the same order), at a fraction of their dispatch cost: _steady calls them per group
+    of SMs on every detailed window (tests check the equality)."""
+    n = x.shape[0]
+    mean = np.add.reduce(x) / n
+    dev = x - mean
+    return float(mean), float(np.sqrt(np.add.reduce(dev * dev) / (n - 1)))
 
 
 @njit(cache=True)
@@ -412,39 +495,26 @@ class SampledSimulation(Simulation):
         return row
 
     def _snap(self):
-        wi, ci = self.wi, self.ci
-        length = self.pi[K.PI_PH_LEN][np.minimum(wi[:, :, K.WI_PH], self.pi.shape[1] - 1)]
-        pos = wi[:, :, K.WI_IT] * length + wi[:, :, K.WI_PC]
-        return (wi[:, :, K.WI_ST].copy(), wi[:, :, K.WI_PH].copy(), pos,
-                ci[:, :, K.CI_ST].copy(), ci[:, :, K.CI_SEQ].copy(),
-                int(self.gi[K.GS_CTA_NEXT]), int(self.gi[K.GS_CTAS_DONE]))
+        st, ph, length, pos, cst, seq = _snap_arrays(self.wi, self.ci, self.pi)
+        return (st, ph, length, pos, cst, seq, int(self.gi[K.GS_CTA_NEXT]),
+                int(self.gi[K.GS_CTAS_DONE]))
 
     def _steady(self, before, after):
         """Loop iterations per CTA slot over a steady window (the mean of the SMs holding as
         many CTAs; sets each SM's deviation spread, sm_sigma), None if the window is not
         steady, "short" if a CTA has not run a whole iteration."""
-        st0, ph0, pos0, cst0, seq0, nx0, dn0 = before
-        st1, ph1, pos1, cst1, seq1, nx1, dn1 = after
+        st0, ph0, _, pos0, cst0, seq0, nx0, dn0 = before
+        st1, ph1, length, pos1, cst1, seq1, nx1, dn1 = after
         if nx0 != nx1 or dn0 != dn1 or self.pending_switch_ns != 0.0:
             return None
-        if not (np.array_equal(cst0, cst1) and np.array_equal(seq0, seq1)):
-            return None
-        live = st1 != K.W_EMPTY
-        if not np.array_equal(live, st0 != K.W_EMPTY):
-            return None
-        if np.any(live & ((st1 == K.W_RETIRED) | (st1 == K.W_LSU) | (st1 == K.W_PAUSED))):
-            return None
-        if not np.array_equal(ph0[live], ph1[live]):
+        if not _one_stretch(st0, ph0, cst0, seq0, st1, ph1, cst1, seq1):
             return None
         nwpc = int(self.gi[K.K_WPC])
         n_sm, slots = self.ci.shape[0], self.ci.shape[1]
-        length = self.pi[K.PI_PH_LEN][np.minimum(ph1, self.pi.shape[1] - 1)]
         with np.errstate(invalid="ignore", divide="ignore"):
             per_warp = ((pos1 - pos0) / length).reshape(n_sm, slots, nwpc)
         run = cst1 == 1
-        if not np.any(run):
-            return None
-        per_cta = per_warp.mean(axis=2)
+        per_cta = np.add.reduce(per_warp, axis=2) / nwpc     # (per_warp.mean(axis=2))
         if np.any(per_cta[run] < 1):
             return "short"
         # a new template's copies start with no fraction of an iteration owed: the detailed
@@ -464,19 +534,16 @@ class SampledSimulation(Simulation):
         for n in set(count.tolist()) - {0}:
             group = count == n
             rates = sm_rate[group]
-            self.sm_sigma[group] = float(rates.std(ddof=1)) if len(rates) > 1 else 0.0
-            d[group] = np.where(run[group], rates.mean(), 0.0)
+            mean, sigma = _mean_std(rates) if len(rates) > 1 else (float(rates[0]), 0.0)
+            self.sm_sigma[group] = sigma
+            d[group] = np.where(run[group], mean, 0.0)
         return d
 
     def _advance(self, d, part, z):
         """Whole loop iterations per CTA slot for ``part`` (0-1] of one copy at rates ``d``
         (each SM's deviation, ``z`` standard normal draws, added with the SMs' spread scaled
-        as a random walk's), and the fractions left to carry."""
-        z = z * (self.sm_sigma * np.sqrt(part))
-        c = self.carry + np.where(d > 0, np.maximum(d * part + z[:, None], 0.0), 0.0)
-        # (a slot the interval's last copy moved on ahead of its rate carries a debt: < 0)
-        adv = np.maximum(np.floor(c), 0).astype(np.int64)
-        return adv, c - adv
+        as a random walk's), and the fractions left to carry (_iterations)."""
+        return _iterations(d, part, z, self.sm_sigma, self.carry)
 
     def _plan(self, d, part, reach: int | None = None, least: int = 0):
         """The copy's plan: (CTAs turned over or -1 if it cannot be made, warp instructions it
@@ -613,10 +680,9 @@ class SampledSimulation(Simulation):
     def _paths(self) -> np.ndarray:
         """The SMs' running critical paths as sim._kernels._end_interval adds them: CRIT's
         and CRISP's (cycles), CRISP's by issue slots (in cycles)."""
-        si = self.si
-        width = int(self.fp[K.G_ISSUE_WIDTH])
-        return np.array([si[:, K.SI_CRIT].sum(), si[:, K.SI_LCP].sum(),
-                         si[:, K.SI_LCP_SLOT].sum() / width], float)
+        out = self.si[:, _SI_PATHS].sum(axis=0).astype(float)   # (integer sums: exact)
+        out[2] /= self.fp[K.G_ISSUE_WIDTH]
+        return out
 
     def _restart_paths(self) -> None:
         """At an interval's end, what sim._kernels._end_interval does in the cycle engine:
@@ -667,7 +733,7 @@ class SampledSimulation(Simulation):
         after = self._snap()
         if int(self.gi[K.GS_INSTS]) - insts0 < win // 2 and end == boundary:
             # a short remainder: the window goes on into the next interval
-            if (before[5], before[6]) != (after[5], after[6]):
+            if before[6:] != after[6:]:
                 self._forget()
             return
         d = self._steady(before, after)

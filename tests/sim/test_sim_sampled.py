@@ -327,3 +327,31 @@ def test_the_grids_drain_is_copied_up_to_its_ctas_ends(gtx480, default_suite):
     sim.run()
     assert sum(drain) > 50_000
     assert sim.total_instructions - sim.copied_instructions < 450_000
+
+
+def test_the_jitted_snapshot_and_statistics_equal_numpys_bit_for_bit(gtx480, default_suite):
+    """_steady's helpers replace numpy calls to save their dispatch cost (it runs on every
+    detailed window): the snapshot's positions are each warp's iterations x its phase's body
+    length + its place in it, and _mean_std is x.mean() and x.std(ddof=1) to the last bit."""
+    from sim.sampled import _iterations, _mean_std, _snap_arrays
+
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 7, 8, 9, 15, 16, 40):
+        x = rng.gamma(2.0, 3.0, n)
+        assert _mean_std(x) == (x.mean(), x.std(ddof=1))
+    sim = SampledSimulation(gtx480, default_suite.kernel("phase_alternating"))
+    sim.step()
+    st, ph, length, pos, cst, seq = _snap_arrays(sim.wi, sim.ci, sim.pi)
+    body = sim.pi[K.PI_PH_LEN][np.minimum(sim.wi[:, :, K.WI_PH], sim.pi.shape[1] - 1)]
+    assert np.array_equal(length, body)
+    assert np.array_equal(pos, sim.wi[:, :, K.WI_IT] * body + sim.wi[:, :, K.WI_PC])
+    assert np.array_equal(cst, sim.ci[:, :, K.CI_ST]) and np.array_equal(st, sim.wi[:, :, K.WI_ST])
+    # the copies' iterations per slot: the numpy expression they replace, bit for bit
+    d = np.where(rng.random((15, 6)) < 0.8, rng.gamma(3.0, 1.0, (15, 6)), 0.0)
+    z, sigma, carry = rng.standard_normal(15), rng.random(15), rng.random((15, 6)) - 0.3
+    for part in (1.0, 0.37):
+        c = carry + np.where(d > 0, np.maximum(d * part + (z * (sigma * np.sqrt(part)))[:, None],
+                                               0.0), 0.0)
+        adv = np.maximum(np.floor(c), 0).astype(np.int64)
+        got_adv, got_frac = _iterations(d, part, z, sigma, carry)
+        assert np.array_equal(got_adv, adv) and np.array_equal(got_frac, c - adv)

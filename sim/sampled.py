@@ -52,6 +52,14 @@ Mechanism, per run (``SampledSimulation``):
    cycle engine's launch leaves them), the SM's warp sets reset as after a clock switch, and
    an LSU instruction of the old CTA is dropped (the copied time holds the template's memory
    traffic). Other programs copy without turnover.
+6. **Drift and the laggards' tail.** In a program without barriers whose template leaves its
+   SMs' busiest bottleneck (issue slots, busiest DRAM channel, MSHRs, store queue) below full
+   use, the copies move each warp on its own, its CTA's iterations plus a random walk with the
+   warps' spread in the template (their positions' variance growth over the window, none
+   below 1/4 iteration^2), and a CTA ends only when its slowest warp does: the issue slots its
+   finished warps leave idle meanwhile count in the copy's time, not its work (_plan,
+   _set_drift). Where the bottleneck is full, the other warps take those slots up, and the
+   copies move a CTA's warps together.
 
 Stated approximations: a copy adds the template's growth of CRIT's and CRISP's critical paths
 and leaves the running paths where they were (they run on across an interval's detailed
@@ -236,86 +244,132 @@ def _mean_std(x: np.ndarray) -> tuple[float, float]:
 
 
 @njit(cache=True)
-def _plan(adv, ci, wi, pi, nwpc, turn, n_left, mode, val, base, pre_ph, total):
+def _plan(adv, off, tail, mv, ci, wi, pi, nwpc, turn, n_left, mode, val, base, pre_ph, total):
     """Whether a copy advancing CTA slot [s, c] by adv[s, c] loop iterations can be made:
-    (-1, 0) if not, else (the number of CTAs that turn over in it, the warp instructions it
-    executes). Per slot, mode[s, c] says what the copy does: 0 nothing, 1 every warp ``adv``
-    iterations on in its loop, 2 the CTA completes and the grid's next takes the slot at
-    iteration val[s, c] of the first loop, its warps at their places where base[s, c] >= 0
-    (_kept).
+    (-1, 0, 0) if not, else (the number of CTAs that turn over in it, the warp instructions
+    it executes, the warp-instruction issue slots it leaves idle). Per slot, mode[s, c] says
+    what the copy does: 0 nothing, 1 each warp w mv[s, w] iterations on in its loop, 2 the
+    CTA completes and the grid's next takes the slot at iteration val[s, c] of the first
+    loop, its warps at their places where base[s, c] >= 0 (_kept).
 
-    CTAs turn over only where ``turn`` (a program whose first loop holds nearly all the work).
-    A warp that has issued its last instruction (retired, or its last memory instruction in
-    the LSU) or is past the first loop is at its end; a CTA with such a warp, or one that
-    would pass its loop's end, turns over. The slot then does the work of ``adv`` iterations
-    of all its warps: the old CTA's rest first, the new CTA's iterations with what is left
-    (none where the old CTA's laggards take it all)."""
+    Each warp moves its CTA's adv[s, c] iterations plus its own off[s, w] (zero but where
+    warps drift apart within their CTA: ``tail``). CTAs turn over only where ``turn`` (a
+    program whose first loop holds nearly all the work). A warp that has issued its last
+    instruction (retired, or its last memory instruction in the LSU) or is past the first
+    loop is at its end; a CTA with such a warp, or one that would pass its loop's end, turns
+    over. The slot then does the work of its warps' iterations: the old CTA's rest first, the
+    new CTA's whole iterations with what is left (none where the old CTA's laggards take it
+    all).
+
+    With ``tail`` the slot is the old CTA's until its slowest warp ends, as in the cycle
+    engine, where a CTA's finished warps wait for its last one: the CTA turns over only when
+    each warp's iterations reach its end, and the old CTA then holds the slot for the
+    copy's fraction tau its slowest warp takes; until then the warps that would pass their
+    loop's end wait in its last iteration. The issue slots that finished and waiting warps
+    leave idle count in the copy's time, not its work (SampledSimulation._copy)."""
     n_sm, slots = adv.shape
     ph_iters = pi[K.PI_PH_ITERS]
+    len0 = pi[K.PI_PH_LEN, 0]
     any_adv = False
     n_turn = 0
     work = 0
+    idle = 0.0
     for s in range(n_sm):
         for c in range(slots):
             mode[s, c] = 0
             if ci[s, c, K.CI_ST] == 0 or adv[s, c] == 0:
                 continue
             if ci[s, c, K.CI_PAUSED] != 0:     # Equalizer's pause: detail
-                return -1, 0
+                return -1, 0, 0.0
             any_adv = True
             past = False
+            ends = True         # every warp reaches its end in this copy
+            tau = 0.0           # the part of the copy the slowest warp takes to reach it
+            cap = 0             # the slot's issue slots in this copy (warp instructions)
             for w in range(c * nwpc, (c + 1) * nwpc):
                 ws = wi[s, w, K.WI_ST]
                 ph = wi[s, w, K.WI_PH]
+                cap_w = (adv[s, c] + off[s, w]) * len0
+                cap += cap_w
                 # (a paused warp's CTA is paused: refused above)
-                if ws == K.W_RETIRED or ws == K.W_LSU or (turn and ph > 0):
-                    past = True
-                    continue
-                if ws != K.W_ACTIVE and ws != K.W_BARRIER:
-                    return -1, 0
+                done = ws == K.W_RETIRED or ws == K.W_LSU or (turn and ph > 0)
+                if not done and ws != K.W_ACTIVE and ws != K.W_BARRIER:
+                    return -1, 0, 0.0
                 # each warp against its own phase's loop: the warps of a CTA may be in
                 # different phases, and a warp moved past its loop's end would never leave it
-                if wi[s, w, K.WI_IT] + adv[s, c] >= ph_iters[ph]:
+                if done or wi[s, w, K.WI_IT] + adv[s, c] + off[s, w] >= ph_iters[ph]:
                     past = True
+                    rest_w = total - _flat(wi, s, w, pi, pre_ph, total)
+                    if rest_w > cap_w:
+                        ends = False
+                    elif cap_w > 0:
+                        tau = max(tau, rest_w / cap_w)
+                else:
+                    ends = False
             if not past:
                 mode[s, c] = 1
                 for w in range(c * nwpc, (c + 1) * nwpc):
-                    work += adv[s, c] * pi[K.PI_PH_LEN, wi[s, w, K.WI_PH]]
+                    mv[s, w] = adv[s, c] + off[s, w]
+                    work += mv[s, w] * pi[K.PI_PH_LEN, wi[s, w, K.WI_PH]]
                 continue
             if not turn:
-                return -1, 0
+                return -1, 0, 0.0
+            if tail and not ends:
+                # the laggards do not reach the CTA's end in this copy: the others wait
+                mode[s, c] = 1
+                for w in range(c * nwpc, (c + 1) * nwpc):
+                    ws = wi[s, w, K.WI_ST]
+                    if ws == K.W_RETIRED or ws == K.W_LSU or wi[s, w, K.WI_PH] > 0:
+                        mv[s, w] = 0
+                    else:
+                        mv[s, w] = min(adv[s, c] + off[s, w], ph_iters[0] - 1 - wi[s, w, K.WI_IT])
+                    work += mv[s, w] * len0
+                    idle += (adv[s, c] + off[s, w] - mv[s, w]) * len0
+                continue
             iters = ph_iters[0]
             # the old CTA's rest (its loop's and its epilogue's), and where the warps' places
             # pass on, their offsets into the new CTA's program
             rest = 0
             ahead = 0
+            places = 0
             b = _kept(wi, s, c, nwpc)
             for w in range(c * nwpc, (c + 1) * nwpc):
                 rest += total - _flat(wi, s, w, pi, pre_ph, total)
-                if b >= 0:
+                if b >= 0 and tail:
+                    # (the new CTA's warps start together, each at its old warp's place in
+                    # the loop body: the instructions before it are the new CTA's)
+                    places += wi[s, w, K.WI_PC] - pi[K.PI_PH_START, 0]
+                elif b >= 0:
                     rest += _lead(wi, s, w, pi, b)
                     ahead = max(ahead, wi[s, w, K.WI_IT] - b)
-            per_it = nwpc * pi[K.PI_PH_LEN, 0]
-            left = max(0, (adv[s, c] * per_it - rest) // per_it)
+            per_it = nwpc * len0
+            if tail:
+                # the old CTA holds the slot for tau of the copy; what its finished warps
+                # leave idle meanwhile is not work
+                left = max(0, int(((1.0 - tau) * cap - places) // per_it))
+                idle += max(tau * cap - rest, 0.0)
+            else:
+                left = max(0, (adv[s, c] * per_it - rest) // per_it)
+            rest += places
             if left + ahead >= iters - 1:
-                return -1, 0
+                return -1, 0, 0.0
             mode[s, c] = 2
             val[s, c] = left
             base[s, c] = b
             work += rest + left * per_it
             n_turn += 1
     if not any_adv or n_turn > n_left:
-        return -1, 0
-    return n_turn, work
+        return -1, 0, 0.0
+    return n_turn, work, idle
 
 
 @njit(cache=True)
-def _apply_copy(D, adv, mode, val, base, si, wi, done, ci, mi, qrel, wt, wq, wm, chn, cyc_ns,
+def _apply_copy(D, mv, tail, mode, val, base, si, wi, done, ci, mi, qrel, wt, wq, wm, chn, cyc_ns,
                 gi, stamps, nwpc, start):
     """Move the machine D cycles forward and every CTA as planned (_plan's modes): its warps'
     iterations, or a turnover (a launch as sim._kernels leaves it, then the SM's warp sets
     reset as after a clock switch)."""
-    n_sm, slots = adv.shape
+    n_sm, slots = mode.shape
     for s in range(n_sm):
         for k in range(stamps.shape[0]):
             if si[s, stamps[k]] < _BIG:
@@ -354,7 +408,7 @@ def _apply_copy(D, adv, mode, val, base, si, wi, done, ci, mi, qrel, wt, wq, wm,
                 continue
             if m == 1:
                 for w in range(c * nwpc, (c + 1) * nwpc):
-                    wi[s, w, K.WI_IT] += adv[s, c]
+                    wi[s, w, K.WI_IT] += mv[s, w]
                 continue
             ci[s, c, K.CI_ST] = 1
             ci[s, c, K.CI_LEFT] = nwpc
@@ -369,6 +423,9 @@ def _apply_copy(D, adv, mode, val, base, si, wi, done, ci, mi, qrel, wt, wq, wm,
                 # warps of a lockstep kernel began together with nothing in flight, as at the
                 # kernel's launch: twoslope_lm's next detailed window ran 25% slow (0.132
                 # cycles per instruction against 0.105) and its interval 3-5% long.
+                if b >= 0 and tail:
+                    wi[s, w, K.WI_IT] = val[s, c]
+                    continue
                 if b >= 0:
                     wi[s, w, K.WI_IT] += val[s, c] - b
                     continue
@@ -464,6 +521,17 @@ class SampledSimulation(Simulation):
         # from the per-SM streams of the cycle engine
         self.copy_rng = np.random.default_rng([self.seed, 42])
         self.carry = np.zeros(self.ci.shape[:2])
+        # Warps drift apart within a CTA where no barrier holds them together: where the
+        # template's SMs are not saturated, its copies move each warp on its own and time a
+        # CTA's end by its slowest warp (_set_drift, _plan; docs/simulator.md "Engines").
+        self.drifts = not bool(np.any(np.asarray(prog["op"]) == K.OP_BAR))
+        self.drift_on = False
+        self.warp_sigma = 0.0
+        self.wcarry = np.zeros(self.wi.shape[:2])
+        self._no_off = np.zeros(self.wi.shape[:2], np.int64)
+        self._off, self._e = self._no_off, None
+        self._mv = np.zeros(self.wi.shape[:2], np.int64)
+        self._idle = 0.0
         # the critical paths run on across an interval's calls of the cycle engine
         self.gi[K.GS_KEEP_PATHS] = 1
         self.paths_read = np.zeros(3)
@@ -560,7 +628,10 @@ class SampledSimulation(Simulation):
         every slot is 29,520 instructions (compute_fma), more than two windows. The copy then
         runs past the end, and that part is the next interval's (_split_tail)."""
         z = self.copy_rng.standard_normal(d.shape[0])
+        zw = (self.copy_rng.standard_normal(self.wi.shape[:2]) if self.warp_sigma > 0
+              else None)
         adv, carry = self._advance(d, part, z)
+        self._offsets(adv, part, zw)
         n_turn, work = self._plan_adv(adv)
         if reach is not None and (n_turn < 0 or work < reach):
             up = adv + (d > 0)
@@ -580,6 +651,7 @@ class SampledSimulation(Simulation):
         for _ in range(_SHORTEN_STEPS):
             mid = 0.5 * (lo + hi)
             adv, carry = self._advance(d, mid, z)
+            self._offsets(adv, mid, zw)
             n_turn, work = self._plan_adv(adv)
             if n_turn >= 0 and work > 0:
                 lo, best = mid, (n_turn, work, adv, carry, mid)
@@ -587,15 +659,89 @@ class SampledSimulation(Simulation):
                 hi = mid
         if best is None or best[1] < least:
             return -1, 0, adv, carry, 0.0
-        self._plan_adv(best[2])                 # (the modes are the plan's last)
+        self._offsets(best[2], best[4], zw)     # (the offsets and modes are the plan's last)
+        self._plan_adv(best[2])
         return best
 
     def _plan_adv(self, adv) -> tuple[int, int]:
         n_left = int(self.gi[K.K_N_CTAS] - self.gi[K.GS_CTA_NEXT])
-        n_turn, work = _plan(adv, self.ci, self.wi, self.pi, int(self.gi[K.K_WPC]), self.turn,
-                             n_left, self._mode, self._val, self._base, self.pre_ph,
-                             self.program_length)
+        n_turn, work, self._idle = _plan(adv, self._off, self.drift_on, self._mv, self.ci, self.wi,
+                                         self.pi, int(self.gi[K.K_WPC]), self.turn, n_left,
+                                         self._mode, self._val, self._base, self.pre_ph,
+                                         self.program_length)
         return int(n_turn), int(work)
+
+    def _offsets(self, adv, part, zw) -> None:
+        """Each warp's own drift within its CTA over ``part`` of one copy (``drift_on``): whole
+        iterations more or fewer than its CTA's ``adv`` (self._off), as a random walk with
+        the template's spread (warp_sigma x sqrt(part), ``zw`` standard normal draws centred on
+        each CTA, so its warps' work is its own), and the drift before rounding (self._e).
+        None without ``zw``."""
+        if zw is None:
+            self._off, self._e = self._no_off, None
+            return
+        n_sm, slots = adv.shape
+        nwpc = int(self.gi[K.K_WPC])
+        n = slots * nwpc
+        zc = zw[:, :n].reshape(n_sm, slots, nwpc)
+        zc = (zc - zc.mean(axis=2, keepdims=True)).reshape(n_sm, n)
+        e = self.wcarry.copy()
+        e[:, :n] += zc * (self.warp_sigma * np.sqrt(part))
+        off = np.zeros(zw.shape, np.int64)
+        # (a warp moves back by no more than its CTA moves on)
+        off[:, :n] = np.maximum(np.floor(e[:, :n]), -np.repeat(adv, nwpc, axis=1))
+        self._off, self._e = off, e
+
+    def _set_drift(self, tp: dict, before, after) -> None:
+        """Whether the template's copies move each warp on its own and time a CTA's end by
+        its slowest warp (``drift_on``, _plan), and the warps' spread per copy (warp_sigma, in
+        iterations). In the cycle engine the warps of a CTA drift apart as a random walk
+        (compute_l1 on gtx980: 1.4 iterations per window, lag-1 correlation +0.05; its CTAs'
+        spread grows from 11 to 32 iterations over the first wave), and a CTA's finished warps
+        wait for its last: the slot's issue slots idle meanwhile. Copies that moved a CTA's
+        warps together ended it early (compute_l1 -6.4%, unsat_dep_chain -3.5%). The idle
+        slots are lost only where the SM is not saturated: where its busiest bottleneck
+        (_busiest) is fully used, the other warps take them up (mem_latency's MSHRs, store_
+        scatter's store queue), and timing the tail there made those kernels slow (+5%). A
+        program with a barrier keeps its warps together."""
+        self.drift_on, self.warp_sigma = False, 0.0
+        if not self.drifts or self._busiest(tp) >= 1.0:
+            return
+        # (the CTAs' ends are timed by their slowest warps even where the copies do not
+        # move warps apart: the detailed windows leave them apart; store_burst on gtx980 at
+        # 500 MHz: -6.5% when the first warp to reach its end ended its CTA, -0.3% by the last)
+        self.drift_on = True
+        self.wcarry[:] = 0.0
+        nwpc = int(self.gi[K.K_WPC])
+        n_sm, slots = self.ci.shape[0], self.ci.shape[1]
+        st1, length, pos0, pos1 = after[0], after[2], before[3], after[3]
+        live = ((st1 == K.W_ACTIVE) | (st1 == K.W_BARRIER)).reshape(n_sm, slots, nwpc)
+        whole = live.all(axis=2) & (after[4] == 1)
+        if not whole.any():
+            return
+        length = length.reshape(n_sm, slots, nwpc)[whole]
+        p0 = pos0.reshape(n_sm, slots, nwpc)[whole] / length
+        p1 = pos1.reshape(n_sm, slots, nwpc)[whole] / length
+        # the growth of the warps' spread over the window (their positions' variance within
+        # each CTA), not each warp's own noise: below 1/4 iteration^2, the most that
+        # positions within one iteration vary, it is not told from where the window's ends
+        # fall in the loop body (compute_ilp's warps stay in lockstep)
+        grow = p1.var(axis=1).mean() - p0.var(axis=1).mean()
+        if grow < 0.25:
+            return
+        # a CTA's variance grows by sigma^2 (n-1)/n per window for n warps each drifting with
+        # sigma around their mean; a merged template holds insts / win windows
+        self.warp_sigma = float(np.sqrt(grow * nwpc / max(nwpc - 1, 1)
+                                        * tp["insts"] / tp["win"]))
+
+    def _busiest(self, tp: dict) -> float:
+        """The template's most used bottleneck, as a fraction of its time: the SMs' issue
+        slots, the busiest DRAM channel, the busiest SM's MSHRs and store queue (their
+        occupancy by Little's law, which reads 1.00-1.06 when full)."""
+        ns = tp["cycles"] * float(self.fp[K.R_CYC_NS])
+        issue = tp["insts"] / (tp["cycles"] * self.ci.shape[0] * float(self.fp[K.G_ISSUE_WIDTH]))
+        return max(issue, float(np.max(tp["busy"])) / ns,
+                   float(tp["acc"][K.A_MSHR_MIN_NS]) / ns, float(tp["acc"][K.A_SQ_MIN_NS]) / ns)
 
     def step(self) -> dict | None:
         if self.finished:
@@ -768,6 +914,7 @@ class SampledSimulation(Simulation):
             else:
                 self.gap = 1
             self.template = new
+            self._set_drift(new, before, after)
 
     def _merge(self, old: dict, new: dict) -> dict:
         """The template of a steady state measured again: the new window added to the old
@@ -810,15 +957,24 @@ class SampledSimulation(Simulation):
             return 0.0
         nwpc = int(self.gi[K.K_WPC])
         self.carry = carry
+        if self._e is not None:
+            # each warp's drift left after its whole iterations goes on to the next copy; a
+            # new CTA's warps start together
+            n = self.ci.shape[1] * nwpc
+            moved = np.repeat(self._mode == 1, nwpc, axis=1)
+            new = np.repeat(self._mode == 2, nwpc, axis=1)
+            self.wcarry[:, :n] = np.where(moved, self._e[:, :n] - self._off[:, :n],
+                                          np.where(new, 0.0, self._e[:, :n]))
         f = insts / tp["insts"]
         # The shift is a whole number of timing-wheel periods; what rounding leaves out is
         # carried to the next copy (one template's copies would otherwise all round one way:
         # up to 16 cycles of a ~1,000-cycle window each, a bias of up to 1.5% at 300 MHz).
-        exact = tp["cycles"] * f + self.cycle_carry
+        # Issue slots that a CTA's finished warps leave idle (_plan) take time, not work.
+        exact = tp["cycles"] * ((insts + self._idle) / tp["insts"]) + self.cycle_carry
         shift = int(round(exact / K.W_LONG)) * K.W_LONG
         self.cycle_carry = exact - shift
-        _apply_copy(shift, adv, self._mode, self._val, self._base, self.si, self.wi, self.done,
-                    self.ci, self.mi, self.qrel, self.wt, self.wq, self.wm, self.chn,
+        _apply_copy(shift, self._mv, self.drift_on, self._mode, self._val, self._base, self.si, self.wi,
+                    self.done, self.ci, self.mi, self.qrel, self.wt, self.wq, self.wm, self.chn,
                     float(self.fp[K.R_CYC_NS]), self.gi, _SI_STAMPS, nwpc,
                     int(self.pi[K.PI_PH_START, 0]))
         self.gi[K.GS_INSTS] += insts

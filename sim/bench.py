@@ -169,7 +169,10 @@ def bench_sim(gpu: str = "gtx480", suite: str = "default", repeat: int = 3,
 ENGINE_SETTINGS = (("gtx480", 700.0, 924.0), ("gtx480", 300.0, 924.0),
                    ("gtx980", 1000.0, 1000.0), ("gtx980", 500.0, 1000.0))
 # The tolerances a coarser engine owes the reference (issue 42): run time within 3% (or the
-# reference's own spread over the seeds where larger), run energy within 2%.
+# reference's own spread over the seeds where larger), run energy within 2%. The energy bar is
+# also reported with the time bar's clause (``energy_seed_ok``): where the reference's own
+# energy varies from seed to seed by more than 2%, it misses 2% against itself (cache_histo at
+# gtx480 300 MHz, its seeds 3-5 against 0-2: +2.3%; twoslope_hw +2.7%; docs/simulator.md).
 TIME_TOLERANCE = 0.03
 ENERGY_TOLERANCE = 0.02
 # The interval shares a controller and the predictors read (queries/interval_shares.sql):
@@ -226,10 +229,12 @@ def engine_comparison(suite: str = "default", kernels: list[str] | None = None,
     """Every kernel of ``suite`` at every setting, seed by seed, by the reference engine and
     by ``engine``: one row per (gpu, core MHz, mem MHz, kernel) with the mean run time and
     energy of each over ``seeds``, their relative differences, the reference's spread over
-    the seeds ((max - min) / mean of its times), the largest difference of an interval share's
+    the seeds ((max - min) / mean of its times; ``reference_energy_spread`` of its energies),
+    the largest difference of an interval share's
     mean over the seeds (interval_shares; ``share_diff``, signed, and which one,
     ``share_worst``), whether each is within tolerance (time: TIME_TOLERANCE or the spread
-    where larger; energy: ENERGY_TOLERANCE; shares: SHARE_TOLERANCE), both engines'
+    where larger; energy: ENERGY_TOLERANCE, and ``energy_seed_ok`` it or the energy spread
+    where larger; shares: SHARE_TOLERANCE), both engines'
     simulation seconds (in ``jobs`` worker processes: per-run times are comparable only
     between runs timed alike), and whether the instruction totals are equal."""
     from sim.sweep import plan, worker_count, worker_pool
@@ -262,15 +267,18 @@ def engine_comparison(suite: str = "default", kernels: list[str] | None = None,
         dt = fmean([r["time_ns"] for r, _ in other]) / fmean(t_ref) - 1.0
         de = fmean([r["energy_j"] for r, _ in other]) / fmean([r["energy_j"] for r, _ in ref]) - 1.0
         spread = (max(t_ref) - min(t_ref)) / fmean(t_ref)
+        e_ref = [r["energy_j"] for r, _ in ref]
+        e_spread = (max(e_ref) - min(e_ref)) / fmean(e_ref)
         share = {k: fmean([r["shares"][k] for r, _ in other])
                  - fmean([r["shares"][k] for r, _ in ref]) for k in SHARES}
         worst = max(SHARES, key=lambda k: abs(share[k]))
         rows.append({
             "gpu": gpu, "core_mhz": core, "mem_mhz": mem, "kernel": kernel.split("/")[-1],
             "reference_time_ns": fmean(t_ref), "time_diff": dt, "energy_diff": de,
-            "reference_spread": spread,
+            "reference_spread": spread, "reference_energy_spread": e_spread,
             "time_ok": abs(dt) <= max(TIME_TOLERANCE, spread),
             "energy_ok": abs(de) <= ENERGY_TOLERANCE,
+            "energy_seed_ok": abs(de) <= max(ENERGY_TOLERANCE, e_spread),
             "share_diff": share[worst], "share_worst": worst,
             "shares_ok": abs(share[worst]) <= SHARE_TOLERANCE,
             "reference_s": sum(t for _, t in ref), "engine_s": sum(t for _, t in other),

@@ -26,6 +26,7 @@ def engine_lines(suite: str = "default", kernels: list[str] | None = None,
                              progress=progress)
     lines = [f"{'gpu':7s} {'core_MHz':>8s} {'kernel':24s} {'ref_time_us':>11s} "
              f"{'time_diff_%':>11s} {'energy_diff_%':>13s} {'ref_spread_%':>12s} "
+             f"{'ref_e_spread_%':>14s} "
              f"{'share_diff':>10s} {'share':16s} {'speed_x':>7s}  within"]
     for r in rows:
         if not show_all and all(r[ok] for _, ok in _CHECKS):
@@ -35,6 +36,7 @@ def engine_lines(suite: str = "default", kernels: list[str] | None = None,
             f"{r['gpu']:7s} {r['core_mhz']:8.0f} {r['kernel'][:24]:24s} "
             f"{r['reference_time_ns'] / 1e3:11.1f} {100 * r['time_diff']:+11.2f} "
             f"{100 * r['energy_diff']:+13.2f} {100 * r['reference_spread']:12.2f} "
+            f"{100 * r['reference_energy_spread']:14.2f} "
             f"{r['share_diff']:+10.3f} {r['share_worst']:16s} "
             f"{r['reference_s'] / r['engine_s']:7.2f}  {within}"
             + ("" if r["instructions_equal"] else "  INSTRUCTIONS DIFFER"))
@@ -48,7 +50,8 @@ def engine_lines(suite: str = "default", kernels: list[str] | None = None,
         lines.append(
             f"{name}: time within {TIME_TOLERANCE:.0%} (or the seeds' spread) "
             f"{sum(r['time_ok'] for r in rs)} of {len(rs)}, energy within "
-            f"{ENERGY_TOLERANCE:.0%} {sum(r['energy_ok'] for r in rs)} of {len(rs)}, "
+            f"{ENERGY_TOLERANCE:.0%} {sum(r['energy_ok'] for r in rs)} of {len(rs)} (or the "
+            f"seeds' energy spread: {sum(r['energy_seed_ok'] for r in rs)}), "
             f"interval shares within {SHARE_TOLERANCE} {sum(r['shares_ok'] for r in rs)} of "
             f"{len(rs)}; "
             f"median time difference {100 * statistics.median(r['time_diff'] for r in rs):+.2f}%"

@@ -150,8 +150,9 @@ def engine(suite, kernels, seeds, jobs, show_all):
     energy difference and its interval shares' largest difference (computation, load
     outstanding, CRIT path, load stall, store stall: each one's mean over the run), and per
     setting the kernels within tolerance (time 3%, or the reference's spread over the seeds
-    where larger; energy 2%; shares 0.03), the median difference and the reference's
-    simulation time over the sampled engine's. Nothing touches --db.
+    where larger; energy 2%, and beside it 2% or the reference's energy spread over the
+    seeds where larger; shares 0.03), the median difference and the reference's simulation
+    time over the sampled engine's. Nothing touches --db.
 
     Example:
 

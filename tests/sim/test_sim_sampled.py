@@ -253,6 +253,9 @@ def test_bench_engine_checks_time_energy_and_interval_shares(gtx480, default_sui
         smp = SampledSimulation(gtx480, kernel).run()
         assert r["time_diff"] == pytest.approx(smp.run["time_ns"] / ref.run["time_ns"] - 1)
         assert r["energy_diff"] == pytest.approx(smp.run["energy_j"] / ref.run["energy_j"] - 1)
+        # one seed: the reference has no spread, so the energy bar is 2% either way
+        assert r["reference_spread"] == 0.0 and r["reference_energy_spread"] == 0.0
+        assert r["energy_seed_ok"] == r["energy_ok"]
         a, b = interval_shares(ref.intervals), interval_shares(smp.intervals)
         diffs = {k: b[k] - a[k] for k in SHARES}
         assert r["share_diff"] == pytest.approx(diffs[r["share_worst"]])

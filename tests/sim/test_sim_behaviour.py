@@ -80,8 +80,10 @@ def test_full_suite_behaviour_on_gtx480(gtx480):
     """Every default kernel at full size, 700 and 100 MHz: the category claims and energy."""
     for k in load_suite("default").kernels:
         r7 = simulate(gtx480, k, core_mhz=700)
-        r1 = simulate(gtx480, k, core_mhz=100)
-        ratio = r1.run["time_ns"] / r7.run["time_ns"]
+        # the slowdown is claimed for the compute and memory categories only: the other 19
+        # kernels are not simulated at 100 MHz (a third of the test's time)
+        if k.category in ("compute", "memory"):
+            ratio = simulate(gtx480, k, core_mhz=100).run["time_ns"] / r7.run["time_ns"]
         if k.category == "compute":
             # paper 000 section 4: compute-bound means >= 75% computation cycles; such
             # kernels slow nearly with the clock (compute_rowload's exposed loads: 5.3x)

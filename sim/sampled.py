@@ -607,12 +607,6 @@ class SampledSimulation(Simulation):
             d[group] = np.where(run[group], mean, 0.0)
         return d
 
-    def _advance(self, d, part, z):
-        """Whole loop iterations per CTA slot for ``part`` (0-1] of one copy at rates ``d``
-        (each SM's deviation, ``z`` standard normal draws, added with the SMs' spread scaled
-        as a random walk's), and the fractions left to carry (_iterations)."""
-        return _iterations(d, part, z, self.sm_sigma, self.carry)
-
     def _plan(self, d, part, reach: int | None = None, least: int = 0):
         """The copy's plan: (CTAs turned over or -1 if it cannot be made, warp instructions it
         executes, iterations per slot, fractions carried, the part of a copy it is). Where
@@ -630,7 +624,7 @@ class SampledSimulation(Simulation):
         z = self.copy_rng.standard_normal(d.shape[0])
         zw = (self.copy_rng.standard_normal(self.wi.shape[:2]) if self.warp_sigma > 0
               else None)
-        adv, carry = self._advance(d, part, z)
+        adv, carry = _iterations(d, part, z, self.sm_sigma, self.carry)
         self._offsets(adv, part, zw)
         n_turn, work = self._plan_adv(adv)
         if reach is not None and (n_turn < 0 or work < reach):
@@ -650,7 +644,7 @@ class SampledSimulation(Simulation):
         lo, hi, best = 0.0, part, None
         for _ in range(_SHORTEN_STEPS):
             mid = 0.5 * (lo + hi)
-            adv, carry = self._advance(d, mid, z)
+            adv, carry = _iterations(d, mid, z, self.sm_sigma, self.carry)
             self._offsets(adv, mid, zw)
             n_turn, work = self._plan_adv(adv)
             if n_turn >= 0 and work > 0:
@@ -973,8 +967,9 @@ class SampledSimulation(Simulation):
         exact = tp["cycles"] * ((insts + self._idle) / tp["insts"]) + self.cycle_carry
         shift = int(round(exact / K.W_LONG)) * K.W_LONG
         self.cycle_carry = exact - shift
-        _apply_copy(shift, self._mv, self.drift_on, self._mode, self._val, self._base, self.si, self.wi,
-                    self.done, self.ci, self.mi, self.qrel, self.wt, self.wq, self.wm, self.chn,
+        _apply_copy(shift, self._mv, self.drift_on, self._mode, self._val, self._base, self.si,
+                    self.wi, self.done, self.ci, self.mi, self.qrel, self.wt, self.wq, self.wm,
+                    self.chn,
                     float(self.fp[K.R_CYC_NS]), self.gi, _SI_STAMPS, nwpc,
                     int(self.pi[K.PI_PH_START, 0]))
         self.gi[K.GS_INSTS] += insts

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import click
+from sim import ENGINES
 
 from gpudb.cli.common import (
     OBJECTIVE_CHOICE,
@@ -225,11 +226,16 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, seeds, 
 @click.option("--seeds", multiple=True, callback=seed_list, metavar="LIST",
               help="Seeds of the clones' runs, e.g. 0,1,2: each setting simulated once per "
                    "seed and the times and powers averaged (default: 0).")
+@click.option("--engine", type=click.Choice(ENGINES),
+              help="Simulator engine of the clones' runs: 'reference' (the cycle engine) or "
+                   "'sampled' (steady stretches copied: approximate, and faster only where a "
+                   "clone's loop repeats). Default: the engine of the database's runs, else "
+                   "reference. A database holds one engine's runs.")
 @output_options
 @click.pass_obj
 @friendly_errors
 def evaluate_simulator(obj: Context, gpu_id, model, suite_file, reclone, base_mhz,
-                       base_mem_mhz, kernels, per_kernel, do_fit, jobs, seeds, fmt):
+                       base_mem_mhz, kernels, per_kernel, do_fit, jobs, seeds, engine, fmt):
     """The simulator against a real GPU: clone its measured kernels from their profiles
     (gpudb clone), simulate the clones at every setting the GPU was measured at, and compare
     how time and power scale with the core and the memory clock, beside time proportional to
@@ -242,6 +248,7 @@ def evaluate_simulator(obj: Context, gpu_id, model, suite_file, reclone, base_mh
     \b
         gpudb --db lab.duckdb ingest gtx1080ti-train.csv --mapping fixtures/mappings/gtx1080ti.toml
         gpudb --db lab.duckdb evaluate simulator --gpu gtx1080ti
+        gpudb --db fast.duckdb evaluate simulator --gpu gtx1080ti --engine sampled
     """
     from gpudb.workflows.evaluate import simulator
 
@@ -250,5 +257,5 @@ def evaluate_simulator(obj: Context, gpu_id, model, suite_file, reclone, base_mh
                            suite=suite_file, reclone=reclone, kernels=list(kernels),
                            base_mhz=base_mhz, base_mem_mhz=base_mem_mhz,
                            per_kernel=per_kernel, fit=do_fit, jobs=jobs, seeds=seeds,
-                           progress=progress)
+                           engine=engine, progress=progress)
     print_tables(tables, fmt)

@@ -488,11 +488,12 @@ def simulator(path: str, *, read_only: bool = False, gpu: str, model: str | None
               kernels: list[str] | None = None, base_mhz: float | None = None,
               base_mem_mhz: float | None = None, per_kernel: bool = True, fit: bool = False,
               jobs: int | None = None, seeds: list[int] | None = None,
-              progress: Progress | None = None) -> Tables:
+              engine: str | None = None, progress: Progress | None = None) -> Tables:
     """The simulator against a measured GPU (``gpu``, a gpu_id with profiler metrics): its
     kernels cloned from their profiles onto ``model`` (default <gpu>-sim) into the suite file
     ``suite`` (default <database>.clone-<gpu>.toml beside it; cloned again with ``reclone``),
-    the clones simulated at every setting the GPU was measured at (of each of ``seeds``), and
+    the clones simulated at every setting the GPU was measured at (of each of ``seeds``; with
+    ``engine``, None: the database's, else the reference), and
     how time and power scale with the core and memory clock compared beside time proportional
     to the core clock and Wang & Chu fitted on other kernels: ``sim_scaling_summary`` (per
     split and class) and with ``per_kernel`` ``sim_scaling_error``. With ``fit``, the
@@ -508,7 +509,7 @@ def simulator(path: str, *, read_only: bool = False, gpu: str, model: str | None
         _tell(progress, "notice", f"clones from {suite_path} (--reclone to build them again)")
     _tell(progress, "sweeping", None)
     checked = check_simulator(path, t, suite_path, read_only=read_only, reclone=reclone,
-                              kernels=kernels or None, seeds=seeds, jobs=jobs,
+                              kernels=kernels or None, seeds=seeds, jobs=jobs, engine=engine,
                               clone_progress=steps_of(progress, "calibrating clones"),
                               sweep_progress=steps_of(progress, "simulating"),
                               command=f"gpudb --db {path} evaluate simulator --gpu {gpu}")

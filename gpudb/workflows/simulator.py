@@ -143,9 +143,11 @@ def check_simulator(path: str, t: Target, suite_path: str | Path, read_only: boo
                     kernels: list[str] | None = None, seeds: list[int] | None = None,
                     jobs: int | None = None, clone_progress: Steps | None = None,
                     sweep_progress: Callable | None = None, command: str = "",
-                    without: frozenset = frozenset()) -> Checked:
+                    without: frozenset = frozenset(), engine: str | None = None) -> Checked:
     """Clone (unless the suite file exists and ``reclone`` is off), sweep the clones over
-    the measured settings on ``t.model`` and store Wang & Chu's comparison predictions."""
+    the measured settings on ``t.model`` with ``engine`` (None: the database's, else the
+    reference; the clones themselves are calibrated on the reference) and store Wang & Chu's
+    comparison predictions."""
     from gpudb.simulate.sweep import sweep
     from sim.config import ConfigError, load_suite
 
@@ -171,7 +173,8 @@ def check_simulator(path: str, t: Target, suite_path: str | Path, read_only: boo
     with db.unbounded():
         summary = sweep(path, t.model, suite, kernels=[k.name for k in linked],
                         core_mhz=t.cores, mem_mhz=t.mems, seed=seeds or [0],
-                        jobs=jobs or os.cpu_count() or 1, progress=sweep_progress)
+                        jobs=jobs or os.cpu_count() or 1, progress=sweep_progress,
+                        engine=engine)
     with db.unbounded():
         note = _store_wangchu(path, t, [k.raw["clone"]["measured_kernel"] for k in linked])
     return Checked(suite_path, cloned, summary, note, time.perf_counter() - started)

@@ -308,3 +308,19 @@ def test_the_figure_draws_each_kernels_curves(checked, tmp_path):
     at_base = data.series[(k, 5000.0, "sim_time_norm")][2]
     assert at_base == 1.0 and data.split[k] == "held_out"
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+
+
+def test_evaluate_simulator_passes_its_engine_to_the_sweep(checked):
+    """`--engine sampled` on the fixture's database, which holds the reference's runs of the
+    clones: refused in one error line before anything is simulated or written (a database holds one
+    engine's runs), as `gpudb sweep --engine sampled` is."""
+    db, _ = checked
+    before = db.read_bytes()
+    got = CliRunner().invoke(cli, ["--db", str(db), "evaluate", "simulator", "--gpu",
+                                   "gtx1080ti", "--kernel", KERNELS[2], "--engine", "sampled"])
+    # (the notice above it names the clones' file, as every check from a stored suite does)
+    notice, error = got.output.splitlines()
+    assert got.exit_code == 1 and notice.startswith("clones from "), got.output
+    assert error.startswith("Error: this database holds the reference engine's simulated "
+                            "runs; the sampled engine's go in a database of their own")
+    assert db.read_bytes() == before

@@ -146,6 +146,7 @@ class Database:
         try:
             trust.refuse_shadowing(con, target)
             trust.refuse_views_for_tables(con, target)
+            trust.refuse_triggers(con, target)
             applied = db.applied_migrations(con, target)
             if applied:
                 trust.refuse_altered_tables(con, target, applied)

@@ -586,6 +586,7 @@ def _connect(target: str, read_only: bool) -> duckdb.DuckDBPyConnection:
         trust.refuse_in_memory(con, target)
         trust.refuse_shadowing(con, target)
         trust.refuse_views_for_tables(con, target)
+        trust.refuse_triggers(con, target)
         known = migrations()
         applied = applied_migrations(con, target)
         if applied is None and not read_only:

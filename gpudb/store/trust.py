@@ -5,8 +5,8 @@ extension installed or loaded implicitly, the configuration locked) before anyth
 the file can run. :func:`gpudb.store.db.connect` calls the checks here before it reads the file's
 tables: a ``--db`` that is not a DuckDB database is refused saying what it is
 (:func:`refuse_non_database`, :func:`refuse_in_memory`), as is another program's DuckDB file
-(:func:`refuse_foreign_duckdb`) and a file whose macros would replace gpudb's functions or
-DuckDB's own (:func:`refuse_shadowing`). :func:`no_new_file_on_error` lets a failed command
+(:func:`refuse_foreign_duckdb`), a file whose macros would replace gpudb's functions or
+DuckDB's own (:func:`refuse_shadowing`) and one holding a trigger (:func:`refuse_triggers`). :func:`no_new_file_on_error` lets a failed command
 leave no new file (what a file carries beyond gpudb's schema, for ``gpudb info``, is
 :mod:`gpudb.store.foreign`'s). gpudb's views are checked on every open in gpudb.store.db.
 """
@@ -475,6 +475,24 @@ def refuse_shadowing(con: duckdb.DuckDBPyConnection, target: str) -> None:
         if schema == "main" and name.lower() in system and not _is_udf(name):
             raise GpudbError(f"{target} defines a view {name!r}, which would replace DuckDB's "
                              f"catalog view {name}; refusing to use it")
+
+
+def refuse_triggers(con: duckdb.DuckDBPyConnection, target: str) -> None:
+    """Refuse a file holding a trigger (DuckDB 2.0's CREATE TRIGGER), on any table of any
+    schema: its SQL runs on every write to its table, gpudb's inserts included (a trigger
+    stored AFTER INSERT ON run ran ``count(*) FROM range(300000000)`` on a `gpudb sweep`, and
+    one could delete or add the rows gpudb writes), and on the writes of `gpudb sql` to the
+    file's own tables. Only the catalog is read."""
+    for schema, name, table in con.execute(
+            "SELECT schema_name, trigger_name, table_name FROM system.main.duckdb_triggers() "
+            "WHERE database_name = ? ORDER BY schema_name, table_name, trigger_name",
+            [file_catalog(con)]).fetchall():
+        qualified = table if schema == "main" else f"{schema}.{table}"
+        drop = ('DROP TRIGGER "' + name.replace('"', '""') + '" ON "'
+                + schema.replace('"', '""') + '"."' + table.replace('"', '""') + '"')
+        raise GpudbError(f"{target} holds a trigger {name!r} on table {qualified!r}, whose SQL "
+                         "would run on writes to it; refusing to use the file (drop it with a "
+                         f"plain DuckDB client: {drop})")
 
 
 @cache

@@ -42,6 +42,9 @@ def test_a_failing_statement_rolls_back_the_ones_before_it(tiny_db):
     ("CREATE TABLE t AS SELECT 1 AS a; CREATE VIEW duckdb_tables AS SELECT 1",
      "lab.duckdb defines a view 'duckdb_tables', which would replace DuckDB's catalog view "
      "duckdb_tables"),
+    ("CREATE TABLE note (a INT); "
+     "CREATE TRIGGER wipe AFTER INSERT ON note FOR EACH STATEMENT DELETE FROM run",
+     "lab.duckdb holds a trigger 'wipe' on table 'note', whose SQL would run on writes to it"),
 ])
 def test_sql_that_would_lock_gpudb_out_is_rolled_back(tiny_db, monkeypatch, statement, refused):
     """Before: `CREATE MACRO abs(x) AS 42` was committed, every later command refused the

@@ -174,6 +174,36 @@ def test_a_gpudb_table_defined_otherwise_is_refused_in_one_line(tiny, tmp_path, 
     assert tiny.read_bytes() == before and not (tmp_path / "new.duckdb").exists()
 
 
+def test_a_file_holding_a_trigger_is_refused_before_it_fires(tiny, tmp_path):
+    """DuckDB 2.0 stores triggers in the file: one on gpudb's run table ran its own SQL on
+    every `gpudb ingest` and `gpudb sweep` (here: a row into a table of the file's; it could
+    as well delete gpudb's rows or count to 1e12). Every command refuses such a file in one
+    line naming the trigger and how to drop it, before anything is written: the trigger
+    never fires."""
+    plain_edit(tiny, "CREATE TABLE spy (n BIGINT)",
+               "CREATE TRIGGER stamp AFTER INSERT ON run FOR EACH STATEMENT "
+               "INSERT INTO spy VALUES (1)")
+    before = tiny.read_bytes()
+    expected = (f"Error: {tiny} holds a trigger 'stamp' on table 'run', whose SQL would run on "
+                "writes to it; refusing to use the file (drop it with a plain DuckDB client: "
+                'DROP TRIGGER "stamp" ON "main"."run")')
+    for args in [("info",), ("query", "mape_by_predictor"), ("sql", "SELECT 1"), ("init",),
+                 ("ingest", *tiny_paths(tmp_path))]:
+        assert one_line_error(invoke("--db", tiny, *args)) == expected, args
+    assert one_line_error(invoke("--db", tmp_path / "new.duckdb", "merge", tiny)) == expected
+    assert tiny.read_bytes() == before and not (tmp_path / "new.duckdb").exists()
+    with pytest.raises(gpudb.GpudbError, match="holds a trigger 'stamp'"):
+        gpudb.open(tiny)
+    con = duckdb.connect(str(tiny), read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM spy").fetchall() == [(0,)]
+    finally:
+        con.close()
+    # dropped as the message says, the file is gpudb's again
+    plain_edit(tiny, 'DROP TRIGGER "stamp" ON "main"."run"')
+    assert invoke("--db", tiny, "ingest", *tiny_paths(tmp_path)).exit_code == 0
+
+
 def tiny_paths(folder: Path) -> list[str]:
     (folder / "t.csv").write_text(TINY_CSV)
     (folder / "t.toml").write_text(TINY_MAPPING)

@@ -174,6 +174,23 @@ def test_a_gpudb_table_defined_otherwise_is_refused_in_one_line(tiny, tmp_path, 
     assert tiny.read_bytes() == before and not (tmp_path / "new.duckdb").exists()
 
 
+def test_a_clean_file_is_checked_from_its_table_statements(tiny):
+    """The check above compares each gpudb table's CREATE TABLE statement, as DuckDB writes
+    it from its catalog, with the migrations' first, and compares column by column only
+    where one differs: on a file gpudb wrote, every statement is the migrations' own."""
+    from gpudb.store import db, trust
+
+    con = gpudb.connect(tiny, read_only=True)
+    try:
+        applied = db.applied_migrations(con)
+        shipped, statements = trust._definitions_at(tuple(sorted(applied)))
+        here = trust._statements(con, trust.file_catalog(con))
+    finally:
+        con.close()
+    assert set(statements) == set(shipped) and "run" in statements
+    assert {t: here.get(t) for t in statements} == statements
+
+
 def test_a_file_holding_a_trigger_is_refused_before_it_fires(tiny, tmp_path):
     """DuckDB 2.0 stores triggers in the file: one on gpudb's run table ran its own SQL on
     every `gpudb ingest` and `gpudb sweep` (here: a row into a table of the file's; it could

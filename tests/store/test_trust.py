@@ -175,9 +175,10 @@ def test_a_gpudb_table_defined_otherwise_is_refused_in_one_line(tiny, tmp_path, 
 
 
 def test_a_clean_file_is_checked_from_its_table_statements(tiny):
-    """The check above compares each gpudb table's CREATE TABLE statement, as DuckDB writes
-    it from its catalog, with the migrations' first, and compares column by column only
-    where one differs: on a file gpudb wrote, every statement is the migrations' own."""
+    """trust.refuse_altered_tables compares each gpudb table's CREATE TABLE statement, as
+    DuckDB writes it from its catalog, with the migrations' first, and column by column only
+    where one differs (the test above): on a file gpudb wrote, every statement is the
+    migrations' own, so the comparison is one catalog query."""
     from gpudb.store import db, trust
 
     con = gpudb.connect(tiny, read_only=True)

@@ -969,8 +969,7 @@ class SampledSimulation(Simulation):
         self.cycle_carry = exact - shift
         _apply_copy(shift, self._mv, self.drift_on, self._mode, self._val, self._base, self.si,
                     self.wi, self.done, self.ci, self.mi, self.qrel, self.wt, self.wq, self.wm,
-                    self.chn,
-                    float(self.fp[K.R_CYC_NS]), self.gi, _SI_STAMPS, nwpc,
+                    self.chn, float(self.fp[K.R_CYC_NS]), self.gi, _SI_STAMPS, nwpc,
                     int(self.pi[K.PI_PH_START, 0]))
         self.gi[K.GS_INSTS] += insts
         self.copied_instructions += insts

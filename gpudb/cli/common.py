@@ -25,6 +25,7 @@ from gpudb.present.output import (
 from gpudb.store import db, trust
 from gpudb.store.base import refuse_read_only
 from gpudb.store.db import GpudbError
+from sim import ENGINES
 
 
 def echo(message: str = "", **kwargs) -> None:
@@ -403,6 +404,17 @@ def seeds_option(command):
              "paper's figure inside the interval as a match. Seeds the database lacks are "
              "simulated first (simulated GPUs). Default: every seed the database has, "
              "pooled.")(command)
+
+
+def engine_option(of: str = "", note: str = ""):
+    """--engine of the commands that simulate: the simulator engine (sim.ENGINES), by
+    default the engine of the database's runs."""
+    return click.option(
+        "--engine", type=click.Choice(ENGINES),
+        help=f"Simulator engine{of}: 'reference' (the cycle engine) or 'sampled' (steady "
+             "stretches copied from detailed windows; faster, approximate: `gpudb bench "
+             f"engine` measures it{note}). Default: the engine of the database's runs, else "
+             "reference. A database holds one engine's runs.")
 
 
 def evaluation_options(command):

@@ -5,12 +5,12 @@
 from __future__ import annotations
 
 import click
-from sim import ENGINES
 
 from gpudb.cli.common import (
     OBJECTIVE_CHOICE,
     Context,
     Finite,
+    engine_option,
     evaluation_options,
     friendly_errors,
     gpu_name,
@@ -226,11 +226,7 @@ def evaluate_control(obj: Context, gpu, suite, objectives, max_loss_pct, seeds, 
 @click.option("--seeds", multiple=True, callback=seed_list, metavar="LIST",
               help="Seeds of the clones' runs, e.g. 0,1,2: each setting simulated once per "
                    "seed and the times and powers averaged (default: 0).")
-@click.option("--engine", type=click.Choice(ENGINES),
-              help="Simulator engine of the clones' runs: 'reference' (the cycle engine) or "
-                   "'sampled' (steady stretches copied: approximate, and faster only where a "
-                   "clone's loop repeats). Default: the engine of the database's runs, else "
-                   "reference. A database holds one engine's runs.")
+@engine_option(" of the clones' runs", "; faster only where a clone's loop repeats")
 @output_options
 @click.pass_obj
 @friendly_errors

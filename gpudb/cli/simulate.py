@@ -12,6 +12,7 @@ from gpudb.cli.common import (
     Context,
     echo_compiling,
     echo_swept,
+    engine_option,
     friendly_errors,
     number_list,
     refuse_unasked_simulation,
@@ -21,7 +22,6 @@ from gpudb.cli.common import (
     writes,
 )
 from gpudb.cli.main import cli
-from sim import ENGINES
 
 
 @cli.command()
@@ -50,11 +50,7 @@ from sim import ENGINES
                    "(tcp://host:8786), or 'local' for a LocalCluster of --jobs workers on this "
                    "machine (needs gpudb-dvfs[dask]).")
 @click.option("--experiment", help="Experiment name (default: sim-<gpu>-<suite>).")
-@click.option("--engine", type=click.Choice(ENGINES),
-              help="Simulator engine: 'reference' (the cycle engine) or 'sampled' (steady "
-                   "stretches copied from detailed windows; faster, approximate: `gpudb bench "
-                   "engine` measures it). Default: the engine of the database's runs, else "
-                   "reference. A database holds one engine's runs.")
+@engine_option()
 @click.pass_obj
 @friendly_errors
 @writes

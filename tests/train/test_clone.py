@@ -312,8 +312,8 @@ def test_the_figure_draws_each_kernels_curves(checked, tmp_path):
 
 def test_evaluate_simulator_passes_its_engine_to_the_sweep(checked):
     """`--engine sampled` on the fixture's database, which holds the reference's runs of the
-    clones: refused in one error line before anything is simulated or written (a database holds one
-    engine's runs), as `gpudb sweep --engine sampled` is."""
+    clones: refused in one error line before anything is simulated or written (a database
+    holds one engine's runs), as `gpudb sweep --engine sampled` is."""
     db, _ = checked
     before = db.read_bytes()
     got = CliRunner().invoke(cli, ["--db", str(db), "evaluate", "simulator", "--gpu",

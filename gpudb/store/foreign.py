@@ -11,12 +11,12 @@ import duckdb
 
 from gpudb.store.base import MEMORY
 from gpudb.store.db import connect
-from gpudb.store.trust import file_catalog
+from gpudb.store.trust import file_catalog, table_columns
 
 
 def _catalog(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, set]:
     """The objects of one database by kind (names qualified by schema outside main) and
-    its columns' defaults {(table, column): default}."""
+    its tables' columns' defaults {(table, column): default}."""
     def rows(sql: str) -> list[tuple]:
         return con.execute(sql, [database]).fetchall()
 
@@ -47,9 +47,7 @@ def _catalog(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, set]:
         found.setdefault("table macro" if kind == "table_macro" else "macro" if kind == "macro"
                          else f"{kind} function", set()).add(named(schema, name))
     found["column"] = {(named(schema, table), column, default) for schema, table, column, default
-                       in rows("SELECT schema_name, table_name, column_name, column_default "
-                               "FROM system.main.duckdb_columns() WHERE database_name = ? "
-                               "AND NOT internal")}
+                       in table_columns(con, database, "column_name, column_default")}
     return found
 
 

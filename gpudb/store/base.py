@@ -18,6 +18,8 @@ from gpudb.store.resources import resource_dir
 
 DEFAULT_DB = "gpudb.duckdb"
 MEMORY = ":memory:"
+# DuckDB 2 stores triggers and can create a view unbound; gpudb still runs on 1.4 and later
+DUCKDB_2 = int(duckdb.__version__.split(".")[0]) >= 2
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 

@@ -35,6 +35,7 @@ from gpudb.store import trust, udfs
 from gpudb.store.base import (  # noqa: F401 - the store's names, imported from here too
     BOOTSTRAP,
     DEFAULT_DB,
+    DUCKDB_2,
     MEMORY,
     GpudbError,
     Migration,
@@ -54,7 +55,7 @@ _VIEW = re.compile(r"CREATE OR REPLACE VIEW\s+(\w+)\s+AS\b", re.IGNORECASE)
 # learn how DuckDB writes them) and by every new file. A view's query is bound where it is
 # used, bound at creation or not, so what the views return is the same; the catalog's text
 # of the view is too. (1.x has no such clause.)
-_DEFER = " WITH (DEFER_BINDING)" if int(duckdb.__version__.split(".")[0]) >= 2 else ""
+_DEFER = " WITH (DEFER_BINDING)" if DUCKDB_2 else ""
 _MEMORY = re.compile(r"[0-9]+(?:\.[0-9]+)?\s*(?:[KMGT]i?B|B)", re.IGNORECASE)
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
@@ -455,9 +456,9 @@ def _create_view(sql: str, temp: bool = False) -> str:
 
 
 def _view_name(sql: str) -> str:
-    match = re.search(r"CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", sql, re.IGNORECASE)
+    match = _VIEW.search(sql)
     if not match:
-        raise GpudbError("a view file does not start with CREATE OR REPLACE VIEW <name>")
+        raise GpudbError("a view file does not start with CREATE OR REPLACE VIEW <name> AS")
     return match.group(1)
 
 

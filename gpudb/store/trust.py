@@ -26,6 +26,7 @@ import duckdb
 from gpudb.store import base
 from gpudb.store.base import (
     BOOTSTRAP,
+    DUCKDB_2,
     MEMORY,
     GpudbError,
     default_path,
@@ -484,7 +485,7 @@ def refuse_triggers(con: duckdb.DuckDBPyConnection, target: str) -> None:
     stored AFTER INSERT ON run ran ``count(*) FROM range(300000000)`` on a `gpudb sweep`, and
     one could delete or add the rows gpudb writes), and on the writes of `gpudb sql` to the
     file's own tables. Only the catalog is read."""
-    if int(duckdb.__version__.split(".")[0]) < 2:
+    if not DUCKDB_2:
         return      # (DuckDB 1.x has no triggers, nor duckdb_triggers())
     for schema, name, table in con.execute(
             "SELECT schema_name, trigger_name, table_name FROM system.main.duckdb_triggers() "

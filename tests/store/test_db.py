@@ -31,6 +31,7 @@ def test_views_created_unbound_bind_to_the_columns_of_bound_ones(fresh_db):
     first use, so a broken definition is no longer caught at creation: here every view is
     bound and compared with the same definition bound at creation, column by column, and
     the catalog's text is the same either way (what the open compares a file's views by)."""
+    from gpudb.store.base import DUCKDB_2
     from gpudb.store.db import _create_view, _stored_views, _view_name, view_definitions
     from gpudb.store.trust import file_catalog
 
@@ -46,7 +47,7 @@ def test_views_created_unbound_bind_to_the_columns_of_bound_ones(fresh_db):
         assert _stored_views(con, "temp") == stored
     finally:
         con.close()
-    if int(duckdb.__version__.split(".")[0]) >= 2:
+    if DUCKDB_2:
         assert " WITH (DEFER_BINDING) AS" in _create_view(view_definitions()[0][1])
 
 

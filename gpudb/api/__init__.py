@@ -16,6 +16,7 @@ of a ``with`` block): open a file another process writes with ``read_only=True``
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -50,12 +51,34 @@ def open(path: str | os.PathLike | None = None, read_only: bool = False) -> Data
     return Database(path, read_only=read_only)
 
 
+def _interruptible(method: Callable) -> Callable:
+    """The method run with Ctrl-C (a notebook's "interrupt the kernel", SIGINT) interrupting
+    the statement its connections run (:func:`gpudb.store.db.interrupt_on_signals`, as every
+    CLI command runs): with the main thread blocked in DuckDB, Python's own handler waits
+    for the statement to end, and DuckDB's own check of the signal is late on some operators
+    (a cross join of two 1e6-row ranges ran past 20 s after it; docs/DESIGN.md section 7)."""
+
+    @functools.wraps(method)
+    def run(self: Database, *args, **kwargs):
+        if self._watched:
+            return method(self, *args, **kwargs)
+        self._watched = True
+        try:
+            with db.interrupt_on_signals(*([self.con] if self.con is not None else [])):
+                return method(self, *args, **kwargs)
+        finally:
+            self._watched = False
+
+    return run
+
+
 class Database:
     """A gpudb database file opened for Python; see the module's docstring."""
 
     def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False):
         self.path = str(path) if path is not None else db.default_path()
         self.read_only = read_only
+        self._watched = False   # inside an _interruptible method (they call each other)
         self.con: duckdb.DuckDBPyConnection | None = db.connect(self.path, read_only=read_only)
 
     # -- the connection ---------------------------------------------------------------------
@@ -95,6 +118,7 @@ class Database:
 
     # -- reading ----------------------------------------------------------------------------
 
+    @_interruptible
     def query(self, name: str, params: dict[str, Any] | None = None, **more: Any) -> Table:
         """Stored query ``name`` (``gpudb query --list``; :meth:`queries`) with its parameters
         (``gpu_id="v100"``, or ``params={...}``; a kernel_id may be the bare kernel name). An
@@ -107,12 +131,14 @@ class Database:
         values = resolve_names(con, text_params({**(params or {}), **more}))
         return Table(*run_query(con, name, values))
 
+    @_interruptible
     def sql(self, text: str, params: Sequence | dict | None = None) -> duckdb.DuckDBPyRelation | None:
         """Ad hoc SQL as for ``gpudb sql``: gpudb's SQL functions and views, the stored queries
         it calls as table macros (``FROM best_setting(gpu_id := 'v100')``); ``params`` fills
         ``?`` or ``$name`` placeholders. Returns DuckDB's relation of the last statement
         (``.df()``, ``.pl()``, ``.to_arrow_table()``, ``.fetchall()``; DuckDB 2's ``.arrow()``
-        is a stream holding the connection until read whole)."""
+        is a stream holding the connection until read whole). A SELECT's relation runs when
+        fetched, outside gpudb's Ctrl-C watcher: :meth:`sql_table` fetches under it."""
         from gpudb.store.queries import register_macros
 
         con = self._open()
@@ -155,6 +181,7 @@ class Database:
             raise GpudbError(f"rolled back, nothing written: {reason}, and gpudb would refuse "
                              "the file") from None
 
+    @_interruptible
     def sql_table(self, text: str, params: Sequence | dict | None = None) -> Table:
         """:meth:`sql` fetched whole, as ``gpudb sql`` prints it (a TIMESTAMPTZ as text)."""
         from gpudb.store.queries import relation_rows
@@ -171,6 +198,7 @@ class Database:
         """The plots (:func:`plots`)."""
         return plots()
 
+    @_interruptible
     def tables(self) -> Table:
         """Rows per gpudb table (``gpudb info``'s table)."""
         from gpudb.store.transfer import TABLES
@@ -182,6 +210,7 @@ class Database:
             rows.append((t, db.first_row(con.execute(f"SELECT count(*) FROM {t}"))[0]))
         return Table(["table", "rows"], rows)
 
+    @_interruptible
     def info(self) -> Info:
         """Everything ``gpudb info`` shows (:class:`Info`)."""
         from gpudb.store.foreign import foreign_objects
@@ -196,11 +225,13 @@ class Database:
         foreign = foreign_objects(con)
         return Info(meta, counts, experiments, materialized, foreign, self.check())
 
+    @_interruptible
     def versions(self) -> dict:
         """The file's schema version and the gpudb that last wrote it, and this gpudb's:
         schema_version, written_by, gpudb_version, gpudb_schema_version."""
         return db.file_info(self._open())
 
+    @_interruptible
     def check(self) -> dict[str, int]:
         """Rows per table that refer to runs the file no longer holds (``gpudb check``;
         empty: none). ``delete(orphans=True)`` deletes them."""
@@ -209,6 +240,7 @@ class Database:
         db.doing("looking for rows whose runs are gone")
         return orphans(self._open())
 
+    @_interruptible
     def gpus(self) -> Table:
         """Per GPU, its measured and simulated runs."""
         return Table(*fetch(self._open(),
@@ -218,6 +250,7 @@ class Database:
 
     # -- bringing runs in -------------------------------------------------------------------
 
+    @_interruptible
     def ingest(self, files: str | os.PathLike | Iterable[str | os.PathLike], mapping,
                experiment: str | None = None, suite: str | None = None, replace: bool = False,
                progress: Callable[[str], None] | None = None) -> Ingested:
@@ -233,6 +266,7 @@ class Database:
                          suite=suite, replace=replace)
         return Ingested(reports, ingest_summaries(con, reports))
 
+    @_interruptible
     def ingest_log(self, paths: str | os.PathLike | Iterable[str | os.PathLike],
                    power_report: str | os.PathLike | None = None,
                    experiment: str | None = None, gpu: str | None = None,
@@ -246,6 +280,7 @@ class Database:
                               read=read)
         return Ingested(reports, ingest_summaries(con, reports), size_note(reports))
 
+    @_interruptible
     def merge(self, source: str | os.PathLike):
         """The runs of another gpudb file or Parquet export that this one lacks, as ``gpudb
         merge`` (the source opened read-only and locked down, checked whole first); returns
@@ -256,6 +291,7 @@ class Database:
             raise GpudbError(f"cannot merge a database into itself: {source} is {self.path}")
         return merge(self._writable("gpudb merge"), source)
 
+    @_interruptible
     def delete(self, experiment: str | Iterable[str] = (), ingest: str | Iterable[str] = (),
                gpu: str | Iterable[str] = (), kernel: str | Iterable[str] = (),
                orphans: bool = False, dry_run: bool = False) -> dict[str, int]:
@@ -275,12 +311,14 @@ class Database:
         db.doing("finding the rows to delete")
         return deleting.planned(con, sel) if dry_run else deleting.delete(con, sel)
 
+    @_interruptible
     def export(self, directory: str | os.PathLike) -> dict[str, int]:
         """Every table to ``directory``/<table>.parquet (a new folder); rows per table."""
         from gpudb.store.transfer import export
 
         return export(self._open(), directory)
 
+    @_interruptible
     def materialize(self) -> int:
         """The prediction view into the plain table prediction_materialized; rows written."""
         from gpudb.store.materialize import materialize
@@ -288,6 +326,7 @@ class Database:
         db.doing("materializing the predictions")
         return materialize(self._writable("gpudb materialize"))
 
+    @_interruptible
     def sweep(self, gpu: str, suite: str = "default", kernels: list[str] | None = None,
               core_mhz: list[float] | None = None, mem_mhz: list[float] | None = None,
               sms: list[int] | None = None, ctas: list[int] | None = None,
@@ -315,6 +354,7 @@ class Database:
 
     # -- evaluating (gpudb.workflows.evaluate) ----------------------------------------------
 
+    @_interruptible
     def evaluate_accuracy(self, **options) -> Tables:
         """``gpudb evaluate accuracy``: each predictor's error on ``gpu`` (``suite``, ...:
         gpudb.workflows.evaluate.accuracy's options), paper 000 Tables 3-4's layout."""
@@ -323,6 +363,7 @@ class Database:
         with self._released():
             return evaluate.accuracy(self.path, read_only=self.read_only, **options)
 
+    @_interruptible
     def evaluate_control(self, **options) -> Tables:
         """``gpudb evaluate control``: the DVFS controllers' savings against the best static
         setting and the dynamic optimal (gpudb.workflows.evaluate.control's options)."""
@@ -331,6 +372,7 @@ class Database:
         with self._released():
             return evaluate.control(self.path, read_only=self.read_only, **options)
 
+    @_interruptible
     def evaluate_equalizer(self, **options) -> Tables:
         """``gpudb evaluate equalizer``: Equalizer's modes against the papers' (paper 001;
         gpudb.workflows.evaluate.equalizer's options)."""
@@ -341,6 +383,7 @@ class Database:
 
     # -- figures ----------------------------------------------------------------------------
 
+    @_interruptible
     def plot(self, name: str, gpu: str | None = None, size: tuple[float, float] | None = None,
              title: str | None = None, params: dict[str, Any] | None = None, **more: Any):
         """The matplotlib Figure ``gpudb plot name`` draws (not saved: ``fig.savefig``), of
@@ -351,6 +394,7 @@ class Database:
         return plots.draw(self._open(), name, plot_params(gpu, {**(params or {}), **more}),
                           size=size, title=title).figure
 
+    @_interruptible
     def save_plot(self, name: str, out: str | os.PathLike, gpu: str | None = None,
                   dpi: int = 100, size: tuple[float, float] | None = None,
                   title: str | None = None, fmt: str | None = None,
@@ -363,6 +407,7 @@ class Database:
         return plots.render(self._open(), name, plot_params(gpu, {**(params or {}), **more}),
                             out, dpi=dpi, size=size, title=title, fmt=fmt)
 
+    @_interruptible
     def report(self, folder: str | os.PathLike) -> Path:
         """``gpudb report``: report.html in ``folder``, per GPU; returns its path."""
         from gpudb.present.report import build
@@ -371,6 +416,7 @@ class Database:
 
     # -- in a notebook ----------------------------------------------------------------------
 
+    @_interruptible
     def __repr__(self) -> str:
         if self.con is None:
             return f"<gpudb.Database {self.path!r} (closed)>"
@@ -379,6 +425,7 @@ class Database:
         return (f"<gpudb.Database {self.path!r}{' read-only' if self.read_only else ''}: "
                 f"runs: {gpus or 'none'}; rows: {tables or 'none'}>")
 
+    @_interruptible
     def _repr_html_(self) -> str:
         head = (f"<p><b>gpudb database</b> <code>{html.escape(self.path)}</code>"
                 f"{' (read-only)' if self.read_only else ''}</p>")

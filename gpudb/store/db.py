@@ -26,7 +26,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import duckdb
@@ -182,9 +182,10 @@ _SIGNAL_WATCHERS: list[_SignalInterrupts] = []
 
 
 @contextmanager
-def interrupt_on_signals() -> Iterator[None]:
+def interrupt_on_signals(*connections: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Within the block, Ctrl-C interrupts the statement every gpudb connection opened in it
-    is running, from a thread of its own: a long query otherwise runs on with the main
+    (and each of ``connections``, opened before it: the Python API's) is running, from a
+    thread of its own: a long query otherwise runs on with the main
     thread blocked in DuckDB, where Python's own handler cannot run until it returns, so
     Ctrl-C did nothing for as long (seen: a 1e11-row query on a database with runs). The
     KeyboardInterrupt is raised as usual once the main thread runs again. Python's signal
@@ -210,6 +211,8 @@ def interrupt_on_signals() -> Iterator[None]:
         yield
         return
     watcher = _SignalInterrupts()
+    for con in connections:
+        watcher.add(con)
     _SIGNAL_WATCHERS.append(watcher)
 
     def watch() -> None:
@@ -222,6 +225,11 @@ def interrupt_on_signals() -> Iterator[None]:
                 return
             if stops.intersection(got):
                 watcher.fire()
+            if previous >= 0:
+                # the wakeup fd taken over (an asyncio loop's, as in a notebook's kernel) gets
+                # its signals still: its loop dispatches its handlers from what it reads
+                with suppress(OSError):
+                    os.write(previous, got)
 
     thread = threading.Thread(target=watch, name="gpudb-signal-interrupts", daemon=True)
     thread.start()
@@ -595,7 +603,11 @@ def _connect(target: str, read_only: bool) -> duckdb.DuckDBPyConnection:
         bound.add(con)
     try:
         # gpudb commands draw their own progress bars; DuckDB's would garble their output.
-        con.execute("SET enable_progress_bar = false")
+        # Only where it is on: in a Jupyter kernel without ipywidgets DuckDB 2.0.1 starts
+        # with it off and refuses to set it at all ("required package 'ipywidgets' is
+        # missing"), which failed every gpudb.open in such a notebook.
+        if con.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0]:
+            con.execute("SET enable_progress_bar = false")
         trust.refuse_in_memory(con, target)
         trust.refuse_shadowing(con, target)
         trust.refuse_views_for_tables(con, target)

@@ -35,6 +35,7 @@ SLOW_FIXTURES = frozenset({
     "test_clone.checked",             # three GTX 1080 Ti kernels cloned, swept and compared
 })
 SLOW_TESTS = frozenset({
+    "test_api_interrupt::test_in_a_jupyter_kernel_the_file_opens_and_interrupt_ends_the_cell",
     "test_cli_commands::test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables",
     "test_control::test_dynamic_optimal_is_never_worse_and_static_is_the_best_fixed_run",
     "test_dask_sweep::test_local_cluster_stores_the_same_runs_as_the_process_pool",

@@ -56,7 +56,7 @@ def _interruptible(method: Callable) -> Callable:
     the statement its connections run (:func:`gpudb.store.db.interrupt_on_signals`, as every
     CLI command runs): with the main thread blocked in DuckDB, Python's own handler waits
     for the statement to end, and DuckDB's own check of the signal is late on some operators
-    (a cross join of two 1e6-row ranges ran past 20 s after it; docs/DESIGN.md section 7)."""
+    (a cross join of two 1e6-row ranges ran 275 s past it; docs/DESIGN.md section 7)."""
 
     @functools.wraps(method)
     def run(self: Database, *args, **kwargs):

@@ -121,9 +121,14 @@ def grid_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
                                    ORDER BY c.method = 'least_squares', c.created_at DESC,
                                             i.run_id) = 1""",
         {"gpu_id": gpu, "core": base[0], "mem": base[1]}).fetchall())
+    # errors grouped once by (predictor, kernel): scanning every error per kernel and
+    # predictor grew with the square of the kernels (8,000 kernels of 8 runs: 109 s)
+    by_kernel: dict[tuple[str, str], list] = {}
+    for p, k, *_, a in scored:
+        by_kernel.setdefault((p, k), []).append(a)
     kernels = sorted({k for _, k, *_ in scored})
     per_kernel = Table(
         ["kernel_id", "wangchu_regime"] + [f"{p}_pct" for p in present],
-        [tuple([k, regimes.get(k)] + [_mean([a for q, kk, *_, a in scored if q == p and kk == k])
-                                      for p in present]) for k in kernels])
+        [tuple([k, regimes.get(k)] + [_mean(by_kernel.get((p, k), ())) for p in present])
+         for k in kernels])
     return summary, heat, per_kernel

@@ -79,7 +79,9 @@ def _queries(gpu_id: str) -> dict[str, str]:
 
 
 def _measure(source: str, factor: int, gpu_id: str, folder: str) -> dict:
-    """In a fresh process: replicate, then time each query once; peak RSS of this process."""
+    """In a fresh process: replicate, then time each query once (and, on a GPU run at several
+    memory clocks, evaluate accuracy's grid tables); peak RSS of this process."""
+    from gpudb.analysis.evaluate_grid import default_base, grid_tables, has_grid
     from gpudb.store.db import connect
 
     target = Path(folder) / f"scale-{factor}.duckdb"
@@ -93,6 +95,12 @@ def _measure(source: str, factor: int, gpu_id: str, folder: str) -> dict:
             start = time.perf_counter()
             con.execute(sql, params).fetchall()
             seconds[name] = time.perf_counter() - start
+        if has_grid(con, gpu_id):
+            # evaluate accuracy's core x memory tables, Python included: per kernel they once
+            # scanned every error, a cost that grew with the square of the kernels
+            start = time.perf_counter()
+            grid_tables(con, gpu_id, None, default_base(con, gpu_id))
+            seconds["accuracy grid tables (evaluate accuracy)"] = time.perf_counter() - start
     finally:
         con.close()
         target.unlink(missing_ok=True)

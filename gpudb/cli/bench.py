@@ -86,9 +86,10 @@ def predict(obj: Context, repeat):
 def scale(obj: Context, factors, gpu_id):
     """Cost of the main queries as the database grows: its runs replicated FACTOR times as new
     kernels (new run ids) into a temporary file, then the prediction view, the accuracy query
-    of evaluate accuracy, crisp_gpudb's trace replay and best_setting timed at each size, with
-    time per run, its ratio to the smallest factor, and peak memory (each factor in a fresh
-    process). --db is only read.
+    of evaluate accuracy (and its core x memory tables, on a GPU measured at several memory
+    clocks), crisp_gpudb's trace replay and best_setting timed at each size, with time per run,
+    its ratio to the smallest factor, and peak memory (each factor in a fresh process). --db is
+    only read.
 
     Example:
 

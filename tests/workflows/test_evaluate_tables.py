@@ -85,3 +85,16 @@ def test_what_a_predictor_needs_is_declared_on_it():
         "wangchu_scaled": "a calibration like wangchu",
         "wangchu_fit": "a fit: gpudb train wangchu",
         "wu": "a model: gpudb train wu"}
+
+
+def test_the_grid_tables_per_kernel_are_each_kernels_mean_error(tiny_db):
+    """paper 003's per-kernel table, by hand: proportional scales time by the core clock at
+    the base's memory clock, the base itself included. From 1000/800 MHz: alpha 2.0 ms,
+    4.0 at 500 MHz (exact); beta 5.5 ms, 11.0 against 10.0 at 500 MHz (10%). The table is
+    built from the errors grouped once by predictor and kernel (it scanned all of them per
+    kernel, a cost that grew with the square of the kernels)."""
+    table = accuracy(str(tiny_db), read_only=True, gpu="tiny", base_mhz=1000,
+                     base_mem_mhz=800)["grid_by_kernel"]
+    assert table.columns == ["kernel_id", "wangchu_regime", "proportional_pct"]
+    assert table.rows == [("tiny/alpha", None, pytest.approx(0.0)),
+                          ("tiny/beta", None, pytest.approx(5.0))]

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -24,6 +25,12 @@ from gpudb.present.plots.common import (
 PAPER_000_MAPE_PCT = {p.name: p.paper_000_mape_pct for p in registry()
                       if p.paper_000_mape_pct is not None}
 _EMPTY = "needs fixed runs at several core P-states: gpudb sweep, or gpudb demo"
+# mape_by_kernel's widest figure (inches), its margins and legend (3 inches), and the most bars
+# it draws: one pixel each at the default 100 dpi. A file of 8,000 measured kernels drew
+# 16,000 bars and 8,000 labels that no one could read, in 78 s of its report's 163 s; past
+# this, the kernels with the largest errors are drawn (the means stay over all of them)
+MAX_WIDTH_IN = 30.0
+MAX_BARS = int((MAX_WIDTH_IN - 3.0) * 100)
 
 
 @dataclass(frozen=True)
@@ -89,6 +96,7 @@ class KernelError:
     paper_pct: dict[str, float]
     counted: dict[str, int] = field(default_factory=dict)
     gpu_id: str | None = None
+    of_kernels: int | None = None   # where only some kernels are drawn: how many there are
 
 
 def mape_by_kernel_data(results: Mapping[str, Result], params) -> KernelError:
@@ -105,16 +113,26 @@ def mape_by_kernel_data(results: Mapping[str, Result], params) -> KernelError:
         values = [r[f"{p}_pct"] for r in rows if r[f"{p}_pct"] is not None]
         mean[p], counted[p] = sum(values) / len(values), len(values)
     gpu_id = params.get("gpu_id") or (rows[0].get("gpu_id") if rows else None)
+    room = MAX_BARS // max(len(predictors), 1) - 1      # kernels, beside the means' cluster
+    of_kernels = None
+    if len(kernels) > room:
+        # the kernels with the largest MAPE of any predictor, in the query's order
+        worst = [max((v[i] for v in mape.values() if not math.isnan(v[i])), default=-1.0)
+                 for i in range(len(kernels))]
+        keep = sorted(sorted(range(len(kernels)), key=lambda i: -worst[i])[:room])
+        of_kernels = len(kernels)
+        kernels = [kernels[i] for i in keep]
+        mape = {p: [v[i] for i in keep] for p, v in mape.items()}
     return KernelError(kernels, mape, mean,
                        {p: PAPER_000_MAPE_PCT[p] for p in predictors if p in PAPER_000_MAPE_PCT},
-                       counted, gpu_id)
+                       counted, gpu_id, of_kernels)
 
 
 def fit_kernels(data: KernelError, size: tuple[float, float]) -> tuple[float, float]:
     """Wide enough for every kernel's bars and its label: 0.1 inch a bar, at least the
-    default, at most 30 inches."""
+    default, at most MAX_WIDTH_IN."""
     bars = (len(data.kernels) + 1) * max(len(data.mape_pct), 1)
-    return min(max(size[0], 3.0 + 0.1 * bars + 0.12 * len(data.kernels)), 30.0), size[1]
+    return min(max(size[0], 3.0 + 0.1 * bars + 0.12 * len(data.kernels)), MAX_WIDTH_IN), size[1]
 
 
 def draw_mape_by_kernel(figure, data: KernelError) -> None:
@@ -143,6 +161,9 @@ def draw_mape_by_kernel(figure, data: KernelError) -> None:
                         textcoords="offset points", ha="center", va="bottom", fontsize=6,
                         rotation=90)
         add_note(figure, "mean: over the kernels each predictor has predictions for (n=)")
+    if data.of_kernels:
+        add_note(figure, f"the {len(data.kernels):,} of {data.of_kernels:,} kernels with the "
+                         "largest MAPE (a bar a pixel wide at most); the means are over all")
     add_note(figure, name_key(ax, labels))
     add_note(figure, clip_note(ax, marked, "MAPEs"))
 

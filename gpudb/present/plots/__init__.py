@@ -277,18 +277,27 @@ def _set_title(figure, title: str | None) -> str:
     return titled[0].get_title() if titled else ""
 
 
-def _overlapping(labels, renderer) -> bool:
+def _label_geometry(labels, renderer) -> list[tuple[float, float, float]]:
+    """Each tick label's (left, right, tick position) in pixels, in the labels' order: measured
+    once, so that trying every k-th label (unclutter) measures no label again (2,700 kernels'
+    labels were measured 27,000 times, 11 s of a 44-s figure)."""
+    return [(box.x0, box.x1, t.get_transform().transform(t.get_position())[0])
+            for t, box in ((t, t.get_window_extent(renderer)) for t in labels)]
+
+
+def _overlapping(labels, geometry) -> bool:
     """Whether neighbouring tick labels overlap: level ones when their boxes meet, rotated
-    ones when the ticks lie closer, across the slant, than a line of their text is high."""
+    ones when the ticks lie closer, across the slant, than a line of their text is high.
+    ``geometry``: the labels' (_label_geometry)."""
     import math
 
-    boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0)
     angle = math.radians(labels[0].get_rotation() % 180)
     if abs(math.sin(angle)) < 0.1:
-        return any(a.x1 > b.x0 for a, b in zip(boxes, boxes[1:], strict=False))
+        boxes = sorted((left, right) for left, right, _ in geometry)
+        return any(a[1] > b[0] for a, b in zip(boxes, boxes[1:], strict=False))
     line = labels[0].get_fontsize() * 1.2 * labels[0].figure.dpi / 72
     # where each tick is (a rotated label's box moves with its length)
-    ticks = sorted(t.get_transform().transform(t.get_position())[0] for t in labels)
+    ticks = sorted(tick for *_, tick in geometry)
     return any((b - a) * abs(math.sin(angle)) < line
                for a, b in zip(ticks, ticks[1:], strict=False))
 
@@ -301,9 +310,10 @@ def unclutter(figure) -> None:
     renderer = figure.canvas.get_renderer()
     for ax in figure.axes:
         labels = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
-        if len(labels) > 2 and _overlapping(labels, renderer):
+        geometry = _label_geometry(labels, renderer) if len(labels) > 2 else []
+        if geometry and _overlapping(labels, geometry):
             for step in range(2, len(labels)):
-                if not _overlapping(labels[::step], renderer):
+                if not _overlapping(labels[::step], geometry[::step]):
                     break
             for k, label in enumerate(labels):
                 label.set_visible(k % step == 0)

@@ -153,7 +153,9 @@ def engine(suite, kernels, seeds, jobs, show_all):
     setting the kernels within tolerance (time 3%, or the reference's spread over the seeds
     where larger; energy 2%, and beside it 2% or the reference's energy spread over the
     seeds where larger; shares 0.03), the median difference and the reference's simulation
-    time over the sampled engine's. Nothing touches --db.
+    time over the sampled engine's; beside them, seed by seed, the run that differs most from
+    the reference's run of its seed (the tolerances are on the means over the seeds; a
+    controller sees single runs). Nothing touches --db.
 
     Example:
 

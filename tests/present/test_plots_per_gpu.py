@@ -242,8 +242,8 @@ def test_past_a_pixel_a_bar_the_kernels_with_the_largest_errors_are_drawn():
     """mape_by_kernel draws at most MAX_BARS bars (one pixel each on its widest figure): with
     two predictors, room - 1 kernels beside the means. Of room + 2 kernels, those whose worst
     predictor's MAPE is largest are drawn, in the query's order; the means stay over every
-    kernel, and the caption says how many of how many are shown. (8,000 kernels drew 16,000
-    bars in 78 s.)"""
+    kernel, and the caption says how many of how many are shown. (8,000 kernels of one predictor
+    drew 8,000 bars and labels in 78 s.)"""
     from matplotlib.figure import Figure
 
     from gpudb.present.plots.accuracy import MAX_BARS

@@ -126,7 +126,7 @@ def grid_tables(con: duckdb.DuckDBPyConnection, gpu: str, suite: str | None,
     by_kernel: dict[tuple[str, str], list] = {}
     for p, k, *_, a in scored:
         by_kernel.setdefault((p, k), []).append(a)
-    kernels = sorted({k for _, k, *_ in scored})
+    kernels = sorted({k for _, k in by_kernel})
     per_kernel = Table(
         ["kernel_id", "wangchu_regime"] + [f"{p}_pct" for p in present],
         [tuple([k, regimes.get(k)] + [_mean(by_kernel.get((p, k), ())) for p in present])

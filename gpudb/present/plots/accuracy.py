@@ -26,9 +26,9 @@ PAPER_000_MAPE_PCT = {p.name: p.paper_000_mape_pct for p in registry()
                       if p.paper_000_mape_pct is not None}
 _EMPTY = "needs fixed runs at several core P-states: gpudb sweep, or gpudb demo"
 # mape_by_kernel's widest figure (inches), its margins and legend (3 inches), and the most bars
-# it draws: one pixel each at the default 100 dpi. A file of 8,000 measured kernels drew
-# 8,000 bars and labels (one predictor) that no one could read, in 78 s of its report's 163 s; past
-# this, the kernels with the largest errors are drawn (the means stay over all of them)
+# it draws: one pixel each at the default 100 dpi. A file of 8,000 measured kernels (one
+# predictor) drew 8,000 bars and labels that no one could read, in 78 s of its report's 163 s;
+# past this, the kernels with the largest errors are drawn (the means stay over all of them)
 MAX_WIDTH_IN = 30.0
 MAX_BARS = int((MAX_WIDTH_IN - 3.0) * 100)
 

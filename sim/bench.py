@@ -156,7 +156,7 @@ def bench_sim(gpu: str = "gtx480", suite: str = "default", repeat: int = 3,
                 rows.append({"metric": f"{engine}_vs_reference_{mine['case']}_paired",
                              "value": median(r),
                              "unit": f"x the reference engine's speed (median of {len(r)} "
-                                     f"back-to-back pairs, {min(r):.2f}-{max(r):.2f})"})
+                                     f"back-to-back pairs, {min(r):.3f}-{max(r):.3f})"})
     ratio = jit_speedup(gpu)
     rows.append({"metric": "jit_vs_python", "value": ratio["speedup"],
                  "unit": f"x faster than pure Python ({ratio['kernel']}, "

@@ -117,9 +117,12 @@ def test_bench_sim_prints_speeds_and_jit_ratio():
         assert values[f"sampled_vs_reference_{case}"] == pytest.approx(
             best[f"sim_speed_sampled_{case}"] / best[f"sim_speed_{case}"], rel=0.01)
         # "sampled_vs_reference_memory_paired: 4.929 x the reference engine's speed (median
-        # of 2 back-to-back pairs, 3.87-4.94)": the median lies in the pairs' range
+        # of 2 back-to-back pairs, 3.870-4.940)": the median lies in the pairs' range (the
+        # range printed to as many decimals as the value: at two, 4.969 fell below "4.97")
         line = next(x for x in lines if x.startswith(f"sampled_vs_reference_{case}_paired:"))
         m = re.search(r": ([\d.]+) x .*\(median of 2 back-to-back pairs, ([\d.]+)-([\d.]+)\)$",
                       line)
         value, low, high = (float(g) for g in m.groups())
-        assert low <= value <= high
+        # within half a unit of the value's printed last digit (one decimal from 10 up)
+        half = 0.0005 if value < 10 else 0.05
+        assert low - half <= value <= high + half

@@ -132,7 +132,8 @@ class Database:
         return Table(*run_query(con, name, values))
 
     @_interruptible
-    def sql(self, text: str, params: Sequence | dict | None = None) -> duckdb.DuckDBPyRelation | None:
+    def sql(self, text: str,
+            params: Sequence | dict | None = None) -> duckdb.DuckDBPyRelation | None:
         """Ad hoc SQL as for ``gpudb sql``: gpudb's SQL functions and views, the stored queries
         it calls as table macros (``FROM best_setting(gpu_id := 'v100')``); ``params`` fills
         ``?`` or ``$name`` placeholders. Returns DuckDB's relation of the last statement
@@ -339,8 +340,9 @@ class Database:
         of the grid (default: every P-state) the file lacks, once per seed, as ``gpudb
         sweep`` (``jobs`` processes, default this machine's CPUs; ``scheduler`` a Dask
         one; ``engine`` 'reference' or 'sampled', default the file's, else the reference;
-        a file holds one engine's runs). Returns {experiment_id, runs_added, runs_skipped, instructions, seconds};
-        Ctrl-C raises gpudb.simulate.runner.RunsInterrupted, the finished runs kept."""
+        a file holds one engine's runs). Returns {experiment_id, runs_added, runs_skipped,
+        instructions, seconds}; Ctrl-C raises gpudb.simulate.runner.RunsInterrupted, the
+        finished runs kept."""
         from gpudb.simulate.sweep import sweep
 
         self._writable("gpudb sweep")

@@ -3,9 +3,10 @@
 Workers only simulate: each gets a chunk of runs (a few seconds of work) and sends back the
 results, the run row and its intervals as an Arrow table; the one runner
 (gpudb.simulate.runner) stores them as they arrive, so the database file is only ever open in
-this process (docs/DESIGN.md section 7). A worker that dies (killed, out of memory) loses its chunk to the scheduler, which
-hands it to another worker; the chunk's future completes once, so no run is stored twice, and
-run ids are content hashes, so a sweep interrupted and run again skips what it stored.
+this process (docs/DESIGN.md section 7). A worker that dies (killed, out of memory) loses its
+chunk to the scheduler, which hands it to another worker; the chunk's future completes once,
+so no run is stored twice, and run ids are content hashes, so a sweep interrupted and run again
+skips what it stored.
 
 ``local`` starts a LocalCluster of ``jobs`` single-threaded worker processes on this machine;
 an address (``tcp://host:8786``) connects to a scheduler the user started (``dask scheduler``,

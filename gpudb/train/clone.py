@@ -516,7 +516,10 @@ def suite_text(clones: list[Clone], gpu: GpuConfig, command: str = "") -> str:
     if command:
         lines.append(f"# Made by: {command}")
     lines += [f"name = {_toml_value(suite_name(first.gpu_id))}",
-              f"description = {_toml_value(f'Synthetic clones of measured {first.gpu_id} kernels from their profiles at {first.core_mhz:g}/{first.mem_mhz:g} MHz (gpudb clone, recipe {RECIPE_VERSION})')}",
+              "description = " + _toml_value(
+                  f"Synthetic clones of measured {first.gpu_id} kernels from their profiles "
+                  f"at {first.core_mhz:g}/{first.mem_mhz:g} MHz (gpudb clone, recipe "
+                  f"{RECIPE_VERSION})"),
               ""]
     for c in clones:
         table = kernel_table(c)

@@ -71,7 +71,8 @@ def power_rows(con: duckdb.DuckDBPyConnection, gpu: str, sim_gpu: str) -> dict:
                   FROM interval GROUP BY run_id) AS i USING (run_id)
             WHERE r.gpu_id = $sim AND r.source = 'sim' AND r.policy = 'fixed'
             GROUP BY ALL)
-        SELECT l.kernel_id, c.core_mhz, c.mem_mhz, avg(m.time_ns), avg(m.energy_j / m.time_ns * 1e9),
+        SELECT l.kernel_id, c.core_mhz, c.mem_mhz, avg(m.time_ns),
+               avg(m.energy_j / m.time_ns * 1e9),
                {', '.join(f'any_value(c.{e} * l.n)' for e in EVENTS)},
                any_value(c.l2 * l.n), any_value(c.dram * l.n)
         FROM link AS l JOIN counts AS c USING (clone_kernel_id)

@@ -227,7 +227,8 @@ def base_features(con, gpu_id: str, base: tuple[int, float, float],
     return {k: v for k, v in found.items() if np.isfinite(v).all()}
 
 
-def split_kernels(kernels: list[str], train_fraction: float, seed: int) -> tuple[list[str], list[str]]:
+def split_kernels(kernels: list[str], train_fraction: float,
+                  seed: int) -> tuple[list[str], list[str]]:
     """Random kernel split (paper 002 section IV), reproducible for a seed."""
     order = np.random.default_rng(seed).permutation(len(kernels))
     n_train = min(len(kernels), max(1, round(train_fraction * len(kernels))))

@@ -149,8 +149,8 @@ def train_wu(con: duckdb.DuckDBPyConnection, gpu_id: str,
     excluded, eligible = eligible_kernels(data, measured, gpu_id)
     train, validation = split_kernels(eligible, train_fraction, seed)
     quantities = ["time", "power"] if power else ["time"]
-    sets, oracle, low, high = fit_clusters(data, measured, train, base_idx, quantities, clusters, seed,
-                                   sk)
+    sets, oracle, low, high = fit_clusters(data, measured, train, base_idx, quantities, clusters,
+                                           seed, sk)
 
     version, *_ = sk
     trainer = (f"scikit-learn {version}: KMeans(n_init={KMEANS_INITS}), MLPClassifier(hidden="

@@ -98,7 +98,8 @@ def target(path: str, gpu: str, model: str | None = None, base_mhz: float | None
         raise GpudbError(str(exc)) from None
     validation = config.raw.get("validation", {})
     trained = validation.get("trained_on", []) if validation.get("measured_gpu") == gpu else []
-    return Target(gpu, name, config.name, float(core), float(mem), sorted({float(c) for c, _ in settings}),
+    return Target(gpu, name, config.name, float(core), float(mem),
+                  sorted({float(c) for c, _ in settings}),
                   sorted({float(m) for _, m in settings}), list(trained))
 
 

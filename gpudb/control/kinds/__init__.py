@@ -5,8 +5,9 @@ follows, and ``plan``, which turns a GPU, kernels and the kind's options into th
 simulate (:class:`Job`: start setting, the controller, what identifies it in the run_id and
 the run's columns, any metrics). :func:`gpudb.control.runner.run` does the rest for every
 kind (load, plan, and through the one runner, gpudb.simulate.runner: skip what is stored,
-simulate, store), so adding a controller kind is adding its module. The kinds: ``predictor`` (predictor-driven DVFS through the guard's step, papers
-000 and 004) and ``equalizer`` (paper 001, with its static baselines).
+simulate, store), so adding a controller kind is adding its module. The kinds:
+``predictor`` (predictor-driven DVFS through the guard's step, papers 000 and 004) and
+``equalizer`` (paper 001, with its static baselines).
 """
 
 from __future__ import annotations

@@ -98,7 +98,9 @@ def draw_sim_scaling(figure, data: Curves) -> None:
 
 
 PLOTS = (
-    Plot("sim_scaling", ("sim_scaling_curve",), "none (Accel-Sim and AccelWattch validate by scaling too)", "measured vs simulated time and power against the core clock, a panel "
+    Plot("sim_scaling", ("sim_scaling_curve",),
+         "none (Accel-Sim and AccelWattch validate by scaling too)",
+         "measured vs simulated time and power against the core clock, a panel "
          "per kernel (gpudb evaluate simulator)", sim_scaling_data, draw_sim_scaling,
          "gpudb evaluate simulator --gpu GPU", size=(16.0, 9.0)),
 )

@@ -305,22 +305,29 @@ def guard_replay_udf(preset, switch_cost, max_down_steps, verify, hysteresis_pct
     [setting, interval], predicted_* and switch_j [interval, base, target]."""
     import pyarrow as pa  # here: importing gpudb (which imports this module) stays light
 
+    def rows(array):
+        """Row i's list as float64 (NULL: NaN): each list column converted once, not per row
+        (per row it took 2 of a warm `gpudb demo`'s 31 s of replays)."""
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        values = array.values.to_numpy(zero_copy_only=False).astype(float)
+        offsets = array.offsets.to_numpy()
+        return lambda i: values[offsets[i]:offsets[i + 1]]
+
+    m_ns_of, m_j_of, p_ns_of, p_j_of, s_j_of = (
+        rows(a) for a in (measured_ns, measured_j, predicted_ns, predicted_j, switch_j))
     names, settings, reverts = [], [], []
     guards = zip(*(a.to_pylist() for a in (preset, switch_cost, max_down_steps, verify,
                                             hysteresis_pct, min_dwell, verify_stay)), strict=True)
     for row, params in enumerate(guards):
-        def floats(array, row=row):
-            return array[row].values.to_numpy(zero_copy_only=False).astype(float)
-
         guard = guard_from(*params)
         s = n_settings[row].as_py()
-        m_ns = floats(measured_ns).reshape(s, -1)
+        m_ns = m_ns_of(row).reshape(s, -1)
         n = m_ns.shape[1]
         choice, reverted = replay_steps(
             guard, objective[row].as_py(), max_loss_pct[row].as_py() / 100.0, m_ns,
-            floats(measured_j).reshape(s, n), floats(predicted_ns).reshape(n, s, s),
-            floats(predicted_j).reshape(n, s, s), switch_ns[row].as_py(),
-            floats(switch_j).reshape(n, s, s))
+            m_j_of(row).reshape(s, n), p_ns_of(row).reshape(n, s, s),
+            p_j_of(row).reshape(n, s, s), switch_ns[row].as_py(), s_j_of(row).reshape(n, s, s))
         names.append(guard.name)
         settings.append(choice)
         reverts.append(reverted)

@@ -58,8 +58,10 @@ Mechanism, per run (``SampledSimulation``):
    warps' spread in the template (their positions' variance growth over the window, none
    below 1/4 iteration^2), and a CTA ends only when its slowest warp does: the issue slots its
    finished warps leave idle meanwhile count in the copy's time, not its work (_plan,
-   _set_drift). Where the bottleneck is full, the other warps take those slots up, and the
-   copies move a CTA's warps together.
+   _set_drift). Where the bottleneck is full, the other warps take those slots up: in a
+   program with turnover the copies then move a CTA's warps together; in one without
+   (several phases) each warp still moves on its own, without the tail, so the warps arrive
+   at a phase's end as spread out as the cycle engine's do.
 
 Stated approximations: a copy adds the template's growth of CRIT's and CRISP's critical paths
 and leaves the running paths where they were (they run on across an interval's detailed
@@ -697,14 +699,25 @@ class SampledSimulation(Simulation):
         slots are lost only where the SM is not saturated: where its busiest bottleneck
         (_busiest) is fully used, the other warps take them up (mem_latency's MSHRs, store_
         scatter's store queue), and timing the tail there made those kernels slow (+5%). A
-        program with a barrier keeps its warps together."""
+        program with a barrier keeps its warps together.
+
+        In a program that copies without turnover (several phases) the warps drift apart
+        even where the template is saturated, without the tail (``warp_sigma`` set,
+        ``drift_on`` not): in the cycle engine phase_comp_mem_comp's warps spread within
+        their CTA from 1.1 to 5.5 iterations (standard deviation) over its memory-bound
+        phase (gtx480, 700 MHz, seed 0), and that spread decides how long the next phase's
+        start is smeared (three intervals with loads outstanding; with the warps moved
+        together, part of one: the run's load-outstanding share 0.073 low). Turnover
+        programs under saturation keep a CTA's warps together: their drift put mem_latency
+        +3.5% and cache_stencil -4.7% out (the turnover's timing of a CTA's end assumes it)."""
         self.drift_on, self.warp_sigma = False, 0.0
-        if not self.drifts or self._busiest(tp) >= 1.0:
+        saturated = self._busiest(tp) >= 1.0
+        if not self.drifts or (saturated and self.turn):
             return
         # (the CTAs' ends are timed by their slowest warps even where the copies do not
         # move warps apart: the detailed windows leave them apart; store_burst on gtx980 at
         # 500 MHz: -6.5% when the first warp to reach its end ended its CTA, -0.3% by the last)
-        self.drift_on = True
+        self.drift_on = not saturated
         self.wcarry[:] = 0.0
         nwpc = int(self.gi[K.K_WPC])
         n_sm, slots = self.ci.shape[0], self.ci.shape[1]

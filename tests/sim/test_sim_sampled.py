@@ -457,11 +457,14 @@ def test_copies_move_warps_apart_only_where_the_sm_is_not_saturated(default_suit
         assert smp.run["time_ns"] == pytest.approx(ref.run["time_ns"], rel=0.03)
 
 
-def _spread_in_phase(sim, ph: int) -> list[float]:
-    """Per interval while every warp is in loop phase ``ph``: the standard deviation of the
-    warps' positions within their CTA (iterations), the mean over CTAs."""
-    spreads = []
+def _run_watching_phase(sim, ph: int):
+    """Run ``sim`` to its end; per interval while every warp is in loop phase ``ph``, the
+    standard deviation of the warps' positions within their CTA (iterations, the mean over
+    CTAs), and the (drift_on, warp_sigma > 0) pairs of its templates (sampled engine)."""
+    spreads, seen = [], set()
     while sim.step() is not None:
+        if getattr(sim, "template", None) is not None:
+            seen.add((sim.drift_on, sim.warp_sigma > 0))
         nwpc = int(sim.gi[K.K_WPC])
         n_sm, slots = sim.ci.shape[:2]
         w = sim.wi[:, :slots * nwpc]
@@ -469,32 +472,26 @@ def _spread_in_phase(sim, ph: int) -> list[float]:
             at = (w[:, :, K.WI_IT] + (w[:, :, K.WI_PC] - int(sim.pi[K.PI_PH_START, ph]))
                   / int(sim.pi[K.PI_PH_LEN, ph]))
             spreads.append(float(at.reshape(n_sm, slots, nwpc).std(axis=2).mean()))
-    return spreads
+    return sim.run(), spreads, seen   # (run() after the last step only builds the result)
 
 
 def test_the_warps_of_a_phased_kernel_drift_apart_under_a_full_bottleneck(gtx480, default_suite):
     """phase_comp_mem_comp (gtx480 700 MHz, seed 0): its memory phase fills the MSHRs, and in
     the cycle engine its warps still spread apart within their CTAs (standard deviation 5.5
-    iterations by the phase's last whole interval; the sampled engine's 6.4), so loads stay outstanding for three intervals after the first warps leave
-    it. A program of several phases copies without turnover, so its copies move each warp on
-    its own there too (a saturated template with a warp spread: drift_on off, warp_sigma
-    set). Moving a CTA's warps together (SAMPLED_VERSION 6) kept the spread at 1.7 and the
-    run's load-outstanding share 0.078 low; now +0.008."""
+    iterations by the phase's last whole interval; the sampled engine's 6.4), so loads stay
+    outstanding for three intervals after the first warps leave it. A program of several
+    phases copies without turnover, so its copies move each warp on its own there too (a
+    saturated template with a warp spread: drift_on off, warp_sigma set). Moving a CTA's
+    warps together (SAMPLED_VERSION 6) kept the spread at 1.7 and the run's load-outstanding
+    share 0.078 low; now +0.008."""
     from sim.bench import interval_shares
 
     kernel = default_suite.kernel("phase_comp_mem_comp")
-    ref_sim = Simulation(gtx480, kernel)
-    ref_spread = _spread_in_phase(ref_sim, 1)
-    sim = SampledSimulation(gtx480, kernel)
-    seen = set()
-    while sim.step() is not None:
-        if sim.template is not None:
-            seen.add((sim.drift_on, sim.warp_sigma > 0))
+    ref, ref_spread, _ = _run_watching_phase(Simulation(gtx480, kernel), 1)
+    smp, spread, seen = _run_watching_phase(SampledSimulation(gtx480, kernel), 1)
     assert (False, True) in seen
-    spread = _spread_in_phase(SampledSimulation(gtx480, kernel), 1)
     assert max(ref_spread) > 5.0 and max(spread) > 0.7 * max(ref_spread)
-    ref = Simulation(gtx480, kernel).run()
-    smp = SampledSimulation(gtx480, kernel).run()
     a, b = interval_shares(ref.intervals), interval_shares(smp.intervals)
     assert all(abs(b[k] - a[k]) <= 0.03 for k in a), (a, b)
+    assert smp.run["instructions"] == ref.run["instructions"]
     assert smp.run["time_ns"] == pytest.approx(ref.run["time_ns"], rel=0.03)

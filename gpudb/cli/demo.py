@@ -12,6 +12,7 @@ import click
 from gpudb.cli.common import (
     Context,
     echo,
+    engine_option,
     evaluation_options,
     friendly_errors,
     output_rows,
@@ -26,10 +27,12 @@ from gpudb.store import db
 
 @cli.command()
 @evaluation_options
+@engine_option(" of the runs it simulates (the sweep and the closed-loop runs)",
+               "; `gpudb demo --suite long --engine sampled` is the paper scale in minutes")
 @click.pass_obj
 @friendly_errors
 @writes
-def demo(obj: Context, gpu, suite):
+def demo(obj: Context, gpu, suite, engine):
     """The main job: simulate the default suite on gtx480 at every core P-state (reusing runs
     already in the database), then print the predictors' accuracy (paper 000 figure 8) and
     the DVFS controllers' EDP savings (figures 11-12) with the papers' figures beside ours.
@@ -37,7 +40,9 @@ def demo(obj: Context, gpu, suite):
 
     Example:
 
+    \b
         gpudb demo            # into ./gpudb.duckdb; gpudb --db other.duckdb demo
+        gpudb --db long.duckdb demo --suite long --engine sampled   # paper scale, approximate
     """
     from gpudb.workflows.demo import demo_results, measured_demo
     from gpudb.workflows.evaluate import evaluation_scope, suite_label
@@ -45,7 +50,7 @@ def demo(obj: Context, gpu, suite):
     refuse_unasked_simulation(obj, evaluates=True)
     with workflow_progress(obj) as progress:
         scope = evaluation_scope(obj.path, gpu, suite, read_only=obj.read_only,
-                                 progress=progress)
+                                 progress=progress, engine=engine)
     echo(f"gpudb demo: {suite_label(scope)} on {scope.gpu} into {obj.path}"
          + (" (synthetic kernels)" if scope.simulated else ""))
     with workflow_progress(obj) as progress:

@@ -165,7 +165,11 @@ def _fraction(value):
 def kernel_length_line(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
                        seed: int | None, scope_name: str) -> str:
     """One line: how long the kernels run (intervals at the highest core P-state, min-max and
-    median, of how many warp instructions), on which seed, in which energy scope."""
+    median, of how many warp instructions), on which seed, in which energy scope, and, where
+    the runs are the sampled engine's, that they are (the figures are then that engine's
+    approximation of the reference's)."""
+    from gpudb.store.runs import stored_engines
+
     # first_row reads the result to its end: a result left open by fetchone() makes DuckDB
     # refuse the connection's next query (the report runs its tables after this)
     row = first_row(con.execute("""
@@ -182,10 +186,14 @@ def kernel_length_line(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
     if not kernels:
         return ""
     size_text = f"{size:,}" if size == size_hi else f"{size:,}-{size_hi:,}"
+    # (a database holds one engine's runs: gpudb.store.runs.run_engine)
+    engine = ("; simulated by the sampled engine (faster, approximate: `gpudb bench engine` "
+              "measures it against the reference engine)"
+              if stored_engines(con) == ["sampled"] else "")
     return (f"{kernels} kernels of {low}-{high} intervals (median {mid:g}) of {size_text} warp "
             f"instructions at the highest P-state; seed {seed} (one seed: "
             f"`gpudb evaluate control --seeds 0,1,2` gives means with 95% intervals); "
-            f"energy in {scope_name}")
+            f"energy in {scope_name}{engine}")
 
 
 def _named(rows: list[tuple], kind: str) -> str:

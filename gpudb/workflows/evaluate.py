@@ -76,16 +76,25 @@ def _verdict_footnote(tables: Tables, name: str, seeds: list[int] | None) -> Non
 
 def evaluation_scope(path: str, gpu: str, suite: str | None, *, read_only: bool,
                      sweep: bool = True, seeds: list[int] | None = None,
-                     progress: Progress | None = None) -> Scope:
+                     progress: Progress | None = None, engine: str | None = None) -> Scope:
     """The evaluation's Scope. A simulated GPU's suite is swept at the nominal memory clock
     if the database at ``path`` lacks it (of each of ``seeds``; None: of any seed, else seed
     0), ``progress`` told ("sweeping", what), then the sweep's counts ("simulating", ...), then
-    ("swept", summary). Without ``sweep``, or ``read_only``, a missing sweep is a GpudbError
-    naming the ``gpudb sweep`` command that would run it."""
+    ("swept", summary), by simulator ``engine`` (None: the database's, else the reference; a
+    database holding the other engine's runs, or an engine given for a measured GPU, is a
+    GpudbError, whether or not anything is missing). Without ``sweep``, or ``read_only``, a missing sweep is a GpudbError naming the
+    ``gpudb sweep`` command that would run it."""
     exists = Path(path).exists()
     con = db.connect(path, read_only=True) if exists else None
     try:
         scope = resolve_scope(con, gpu, suite)
+        if engine is not None and not scope.simulated:
+            raise GpudbError(f"{gpu} is a measured GPU: its runs are not simulated, so no "
+                             f"simulator engine ({engine}) applies to them")
+        if con is not None and engine is not None:
+            from gpudb.store.runs import run_engine
+
+            run_engine(con, engine)     # one engine's runs per database
     finally:
         if con is not None:
             con.close()
@@ -99,6 +108,8 @@ def evaluation_scope(path: str, gpu: str, suite: str | None, *, read_only: bool,
     command = f"gpudb --db {path} sweep --gpu {gpu} --suite {suite or 'default'}"
     if missing != [0]:
         command += f" --seed {','.join(map(str, missing))}"
+    if engine is not None:
+        command += f" --engine {engine}"
     if not sweep or read_only:
         raise GpudbError(f"no simulated runs of suite {scope.suite} on {gpu} in "
                          f"{path}; run: {command}")
@@ -111,7 +122,7 @@ def evaluation_scope(path: str, gpu: str, suite: str | None, *, read_only: bool,
     with db.unbounded():
         summary = run_sweep(path, gpu, suite or "default",
                             progress=steps_of(progress, "simulating"), mem_mhz=nominal_mem(gpu),
-                            jobs=os.cpu_count() or 1, seed=missing)
+                            jobs=os.cpu_count() or 1, seed=missing, engine=engine)
     _tell(progress, "swept", summary)
     return scope
 

@@ -378,6 +378,33 @@ def test_train_wu_base_all_stores_a_model_per_setting_and_the_last_is_current(db
     assert fetch(db_path, "SELECT model_id FROM wu_model_current") == [(model_id,)]
 
 
+def test_demo_engine_sampled_simulates_every_run_by_it_and_says_so(tmp_path, tiny_suite_path,
+                                                                   query_db):
+    """`demo --engine sampled` sweeps, and runs the dynamic optimal's schedules, by the sampled
+    engine, and its first lines say so (its figures are that engine's approximation of the
+    reference's); the other engine on that file is refused in one line, the file unchanged
+    (a database holds one engine's runs), as is an engine for a measured GPU."""
+    db = tmp_path / "sampled.duckdb"
+    first = ok("--db", db, "demo", "--suite", tiny_suite_path, "--engine", "sampled")
+    assert fetch(db, "SELECT engine, policy, count(*) FROM run GROUP BY ALL ORDER BY ALL") == [
+        ("sampled", "closed_loop", 2), ("sampled", "fixed", P_STATES * 2)]
+    out = first.stdout[first.stdout.index("gpudb demo:"):]
+    head = " ".join(out.split("\n\n")[0].split())
+    assert head.endswith("; simulated by the sampled engine (faster, approximate: `gpudb bench "
+                         "engine` measures it against the reference engine)"), head
+    before = db.read_bytes()
+    refused = invoke("--db", db, "demo", "--suite", tiny_suite_path, "--engine", "reference")
+    assert refused.exit_code == 1 and refused.output.count("\n") == 1, refused.output
+    assert refused.output.startswith(
+        "Error: this database holds the sampled engine's simulated runs; the reference "
+        "engine's go in a database of their own"), refused.output
+    assert db.read_bytes() == before
+    measured = invoke("--db", query_db, "demo", "--gpu", "tiny", "--engine", "sampled")
+    assert measured.exit_code == 1 and measured.output == (
+        "Error: tiny is a measured GPU: its runs are not simulated, so no simulator engine "
+        "(sampled) applies to them\n"), measured.output
+
+
 def test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables(tmp_path,
                                                                        tiny_suite_path):
     db = tmp_path / "demo.duckdb"
@@ -389,6 +416,7 @@ def test_demo_on_a_two_kernel_suite_sweeps_once_and_prints_both_tables(tmp_path,
     counts = row_counts(db)
     second = ok("--db", db, "demo", "--suite", tiny_suite_path)
     assert "runs simulated" not in second.output
+    assert "sampled engine" not in second.output     # the reference engine's runs
     assert row_counts(db) == counts
     # the same tables both times, from the same runs
     assert first.stdout[first.stdout.index("gpudb demo:"):] == second.stdout[

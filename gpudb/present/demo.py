@@ -168,8 +168,6 @@ def kernel_length_line(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
     median, of how many warp instructions), on which seed, in which energy scope, and, where
     the runs are the sampled engine's, that they are (the figures are then that engine's
     approximation of the reference's)."""
-    from gpudb.store.runs import stored_engines
-
     # first_row reads the result to its end: a result left open by fetchone() makes DuckDB
     # refuse the connection's next query (the report runs its tables after this)
     row = first_row(con.execute("""
@@ -187,9 +185,10 @@ def kernel_length_line(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
         return ""
     size_text = f"{size:,}" if size == size_hi else f"{size:,}-{size_hi:,}"
     # (a database holds one engine's runs: gpudb.store.runs.run_engine)
+    engines = [r[0] for r in con.execute(
+        "SELECT DISTINCT engine FROM run WHERE engine IS NOT NULL").fetchall()]
     engine = ("; simulated by the sampled engine (faster, approximate: `gpudb bench engine` "
-              "measures it against the reference engine)"
-              if stored_engines(con) == ["sampled"] else "")
+              "measures it against the reference engine)" if engines == ["sampled"] else "")
     return (f"{kernels} kernels of {low}-{high} intervals (median {mid:g}) of {size_text} warp "
             f"instructions at the highest P-state; seed {seed} (one seed: "
             f"`gpudb evaluate control --seeds 0,1,2` gives means with 95% intervals); "

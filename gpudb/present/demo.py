@@ -21,7 +21,7 @@ from gpudb.analysis.verdict import (  # noqa: F401 - MATCH_*, verdict_rule: demo
     verdict_rule,
 )
 from gpudb.present.output import Fixed
-from gpudb.store.db import first_row
+from gpudb.store.db import first_row, stored_engines
 
 FIGURES_DIR = "gpudb-figures"
 
@@ -184,11 +184,9 @@ def kernel_length_line(con: duckdb.DuckDBPyConnection, gpu: str, suite: str,
     if not kernels:
         return ""
     size_text = f"{size:,}" if size == size_hi else f"{size:,}-{size_hi:,}"
-    # (a database holds one engine's runs: gpudb.store.runs.run_engine)
-    engines = [r[0] for r in con.execute(
-        "SELECT DISTINCT engine FROM run WHERE engine IS NOT NULL").fetchall()]
     engine = ("; simulated by the sampled engine (faster, approximate: `gpudb bench engine` "
-              "measures it against the reference engine)" if engines == ["sampled"] else "")
+              "measures it against the reference engine)"
+              if stored_engines(con) == ["sampled"] else "")
     return (f"{kernels} kernels of {low}-{high} intervals (median {mid:g}) of {size_text} warp "
             f"instructions at the highest P-state; seed {seed} (one seed: "
             f"`gpudb evaluate control --seeds 0,1,2` gives means with 95% intervals); "

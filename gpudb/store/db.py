@@ -636,6 +636,14 @@ def _connect(target: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def stored_engines(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The simulator engines (run.engine) of the runs the database holds, in order: one at
+    most, since gpudb never adds a second (gpudb.store.runs.run_engine). A read, here so
+    that the layers that never write runs (present) can say which engine made them."""
+    return [r[0] for r in con.execute(
+        "SELECT DISTINCT engine FROM run WHERE engine IS NOT NULL ORDER BY 1").fetchall()]
+
+
 def file_info(con: duckdb.DuckDBPyConnection) -> dict:
     """Schema version, the gpudb that last wrote the file, and this gpudb's versions."""
     from gpudb.version import __version__

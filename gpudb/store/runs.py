@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple, Union
 import duckdb
 import pyarrow as pa
 
-from gpudb.store.db import GpudbError, atomic, first_row, whoami
+from gpudb.store.db import GpudbError, atomic, first_row, stored_engines, whoami
 
 if TYPE_CHECKING:  # the simulator is imported only by the code paths that simulate
     from sim.config import GpuConfig, KernelSpec
@@ -296,13 +296,6 @@ def write_run(con: duckdb.DuckDBPyConnection, result: SimResult, eid: str) -> bo
     run = pa.Table.from_pylist([dict(result.run, experiment_id=eid)])
     with atomic(con):
         return insert_runs(con, run, result.intervals).runs == 1
-
-
-def stored_engines(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The simulator engines (run.engine) of the runs the database holds, in order: one at
-    most, since gpudb never adds a second (:func:`run_engine`)."""
-    return [r[0] for r in con.execute(
-        "SELECT DISTINCT engine FROM run WHERE engine IS NOT NULL ORDER BY 1").fetchall()]
 
 
 def run_engine(con: duckdb.DuckDBPyConnection, requested: str | None) -> str:

@@ -36,13 +36,13 @@ from gpudb.store.db import (
     migration_versions,
     migrations,
     schema_version,
+    stored_engines,
 )
 from gpudb.store.runs import (
     insert_missing,
     insert_runs,
     invalid_row,
     row_name,
-    stored_engines,
 )
 from gpudb.store.trust import file_kind
 

@@ -82,8 +82,8 @@ def evaluation_scope(path: str, gpu: str, suite: str | None, *, read_only: bool,
     0), ``progress`` told ("sweeping", what), then the sweep's counts ("simulating", ...), then
     ("swept", summary), by simulator ``engine`` (None: the database's, else the reference; a
     database holding the other engine's runs, or an engine given for a measured GPU, is a
-    GpudbError, whether or not anything is missing). Without ``sweep``, or ``read_only``, a missing sweep is a GpudbError naming the
-    ``gpudb sweep`` command that would run it."""
+    GpudbError, whether or not anything is missing). Without ``sweep``, or ``read_only``, a
+    missing sweep is a GpudbError naming the ``gpudb sweep`` command that would run it."""
     exists = Path(path).exists()
     con = db.connect(path, read_only=True) if exists else None
     try:

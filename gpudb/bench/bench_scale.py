@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import multiprocessing
 import resource
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -104,9 +105,24 @@ def _measure(source: str, factor: int, gpu_id: str, folder: str) -> dict:
     finally:
         con.close()
         target.unlink(missing_ok=True)
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return {"factor": factor, "runs": runs, "build_s": build_s, "seconds": seconds,
-            "peak_mib": peak_mib}
+            "peak_mib": own_peak_mib()}
+
+
+def own_peak_mib() -> float:
+    """This process's peak resident memory, MiB: Linux's VmHWM, which exec resets. Not
+    getrusage's ru_maxrss, which Linux carries from the parent across the vfork and exec that
+    start a spawned worker, so it reported the parent's peak wherever that was larger."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    # elsewhere: ru_maxrss is in bytes on macOS, KiB on Linux
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024.0 ** 2 if sys.platform
+                                                                    == "darwin" else 1024.0)
 
 
 @dataclass

@@ -519,19 +519,19 @@ def test_a_thousand_columns_ingest_in_bounded_memory(tmp_path):
     mapping = tmp_path / "tiny.toml"
     mapping.write_text(TINY_MAPPING)
     target = tmp_path / "wide.duckdb"
-    # the process's own peak (KiB), printed as it exits: VmHWM, which exec resets. Not
-    # ru_maxrss: Linux carries the parent's peak into it across subprocess's vfork and exec,
-    # so it read 1,327 MB here when the pytest worker had grown (the ingest itself: 220 MB).
-    peak = ("import atexit, sys; atexit.register(lambda: print('peak', [line.split()[1] for "
-            "line in open('/proc/self/status') if line.startswith('VmHWM:')][0], "
-            "file=sys.stderr)); from gpudb.cli import main; sys.argv[0] = 'gpudb'; main()")
+    # the process's own peak (MiB), printed as it exits. Not ru_maxrss: Linux carries the
+    # parent's peak into it across subprocess's vfork and exec, so it read 1,327 MB here when
+    # the pytest worker had grown that large (the ingest itself: 220 MB).
+    peak = ("import atexit, sys; from gpudb.bench.bench_scale import own_peak_mib; "
+            "atexit.register(lambda: print('peak', own_peak_mib(), file=sys.stderr)); "
+            "from gpudb.cli import main; sys.argv[0] = 'gpudb'; main()")
     done = subprocess.run([sys.executable, "-c", peak, "--db", str(target), "ingest",
                            str(data), "--mapping", str(mapping)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"{data}: 4 rows, 4 runs added, 0 already present, "
                                   f"{4 * columns} metric values"), done.stdout
-    peak_mb = int(done.stderr.split("peak ")[-1]) / 1024
+    peak_mb = float(done.stderr.split("peak ")[-1])
     assert peak_mb < 1024, peak_mb  # 2.3 GB before
     con = gpudb.connect(target, read_only=True)
     try:
